@@ -1,0 +1,184 @@
+# stkrec / stkreport build. `make` builds both tools; `make test` sets up a fresh Debian 12
+# machine (apt-get) and runs the whole suite; `make demo` records a 5 s profile and reports it.
+# Objects go to $(OUTPUT); `make V=1` shows the commands; `SAN=address,undefined` builds
+# instrumented copies into their own output directory.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+SAN ?=
+OUTPUT ?= .output$(if $(SAN),-san)
+PREFIX ?= /usr/local
+DESTDIR ?=
+WERROR ?= 1
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# pkg-config runs lazily (recursive =), so `make deps` can install it first.
+PKGS_REC = libbpf libelf libdw liblz4
+PKGS_REP = libelf libdw sqlite3 liblz4
+REC_LIBS = $(shell pkg-config --libs $(PKGS_REC)) -lz
+REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -lz
+FMT_LIBS = $(shell pkg-config --libs liblz4)
+
+SAN_FLAGS = $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+WARN = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(filter 1,$(WERROR)),-Werror)
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = $(CFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE -DSTK_VERSION='"$(VERSION)"' \
+	-Iinclude -I$(OUTPUT) -MMD -MP $(SAN_FLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+
+# Workloads are the traced programs: frame pointers everywhere, never sanitized.
+WORKLOAD_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
+	-fno-optimize-sibling-calls -Wall
+
+FMT_SRCS = $(wildcard format/*.c)
+REC_SRCS = $(wildcard record/*.c)
+REP_SRCS = $(wildcard report/*.c)
+BPF_SRCS = $(wildcard bpf/*.bpf.c)
+FMT_OBJS = $(FMT_SRCS:%.c=$(OUTPUT)/%.o)
+REC_OBJS = $(REC_SRCS:%.c=$(OUTPUT)/%.o)
+REP_OBJS = $(REP_SRCS:%.c=$(OUTPUT)/%.o)
+SKELS = $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/%.skel.h)
+
+LIBCAP = $(OUTPUT)/libstkcap.a
+LIBREC = $(OUTPUT)/librec.a
+LIBREP = $(OUTPUT)/librep.a
+STKREC = $(OUTPUT)/stkrec
+STKREPORT = $(OUTPUT)/stkreport
+
+# Tests: each C file is one program printing `ok NAME` / `not ok NAME: why` / `skip NAME: why`.
+FMT_TESTS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/format/*.c))
+REC_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rec_*.c))
+REP_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rep_*.c))
+FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
+TOOLS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c))
+WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/workloads/*.c))
+CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS)
+
+.PHONY: all tools check-bins workloads deps check e2e test test-build demo bench install \
+	golden-update clean
+
+all: tools
+
+tools: $(STKREC) $(STKREPORT)
+check-bins: tools $(CHECK_BINS)
+workloads: $(WORKLOADS)
+
+# ---- libraries and tools ----------------------------------------------------------------
+
+$(OUTPUT)/%.o: %.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBCAP): $(FMT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBREC): $(filter-out $(OUTPUT)/record/main.o,$(REC_OBJS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBREP): $(filter-out $(OUTPUT)/report/main.o,$(REP_OBJS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(STKREC): $(OUTPUT)/record/main.o $(LIBREC) $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REC_LIBS) -o $@
+
+$(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
+
+# ---- BPF: clang -target bpf, CO-RE against the committed bpf/vmlinux.h, bpftool skeletons ----
+
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf -Wall -Werror
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/stk/abi.h
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# Only record/ includes skeletons; make every record object wait for them.
+$(REC_OBJS): $(SKELS)
+
+# ---- tests ------------------------------------------------------------------------------
+
+$(FMT_TESTS): $(OUTPUT)/tests/format/%: $(OUTPUT)/tests/format/%.o $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(FMT_LIBS) -o $@
+
+$(REC_UNIT): $(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(LIBREC) $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REC_LIBS) -o $@
+
+$(REP_UNIT) $(FUZZ) $(TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREP) $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
+
+$(WORKLOADS): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c
+	$(call msg,WORKLOAD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@
+
+# Unprivileged tests: format, unit, fuzz corpus replay, golden reports.
+check: check-bins
+	$(Q)OUTPUT=$(OUTPUT) tests/run check
+
+# Real BPF, as root.
+e2e: tools workloads
+	$(Q)OUTPUT=$(OUTPUT) tests/run e2e
+
+# The README's test command: install what a fresh Debian 12 machine lacks, build everything
+# (plain and with sanitizers), run the unprivileged suite under ASan+UBSan too, then real BPF.
+test:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)tests/run all
+
+test-build:
+	$(Q)$(MAKE) --no-print-directory check-bins workloads
+	$(Q)$(MAKE) --no-print-directory SAN=address,undefined check-bins
+
+demo:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory tools
+	$(Q)scripts/demo
+
+bench:
+	$(Q)scripts/install-deps --bench
+	$(Q)$(MAKE) --no-print-directory tools workloads
+	$(Q)bench/run
+
+golden-update: check-bins
+	$(Q)OUTPUT=$(OUTPUT) tests/golden/update
+
+install: tools
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(STKREC) $(STKREPORT) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 docs/stkrec.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 0644 docs/stkreport.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf .output .output-san
+
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

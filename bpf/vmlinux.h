@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmlinux.h: the few kernel types stkrec's BPF programs use, kept by hand (docs/bpf.md).
+ *
+ * Why not `bpftool btf dump file /sys/kernel/btf/vmlinux format c`: that needs the build machine's
+ * kernel (and its BTF), produces a 3 MB header that changes with every kernel, and the build must
+ * work anywhere. CO-RE makes the short version portable: every struct the programs read carries
+ * __attribute__((preserve_access_index)), so clang records field accesses as relocations and
+ * libbpf rewrites the offsets at load time against the running kernel's BTF. The same object runs
+ * on 6.1 and 6.18. Only the fields named here exist for the programs; layouts need not match.
+ *
+ * Defining __VMLINUX_H__ tells bpf_tracing.h to use the kernel's pt_regs field names (di, sp, ...).
+ */
+#ifndef __VMLINUX_H__
+#define __VMLINUX_H__
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+
+/* UAPI constants (include/uapi/linux/bpf.h): stable numbers, not relocated. */
+enum bpf_map_type {
+	BPF_MAP_TYPE_UNSPEC = 0,
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_STACK_TRACE = 7,
+	BPF_MAP_TYPE_LRU_HASH = 9,
+	BPF_MAP_TYPE_RINGBUF = 27,
+};
+
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+};
+
+/* Flags of bpf_get_stackid(). */
+enum {
+	BPF_F_SKIP_FIELD_MASK = 0xffULL,
+	BPF_F_USER_STACK = (1ULL << 8),
+	BPF_F_FAST_STACK_CMP = (1ULL << 9),
+	BPF_F_REUSE_STACKID = (1ULL << 10),	/* never used: it mixes stacks silently */
+};
+
+/* include/linux/sched.h: a kernel thread has no user stack to walk. */
+#define PF_KTHREAD 0x00200000
+
+/* x86_64 register frame; the names bpf_tracing.h and usdt.bpf.h expect. */
+struct pt_regs {
+	unsigned long r15;
+	unsigned long r14;
+	unsigned long r13;
+	unsigned long r12;
+	unsigned long bp;
+	unsigned long bx;
+	unsigned long r11;
+	unsigned long r10;
+	unsigned long r9;
+	unsigned long r8;
+	unsigned long ax;
+	unsigned long cx;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax;
+	unsigned long ip;
+	unsigned long cs;
+	unsigned long flags;
+	unsigned long sp;
+	unsigned long ss;
+} __attribute__((preserve_access_index));
+
+/* Context of BPF_PROG_TYPE_PERF_EVENT programs (UAPI). */
+struct bpf_perf_event_data {
+	struct pt_regs regs;
+	__u64 sample_period;
+	__u64 addr;
+};
+
+struct mm_struct {
+	unsigned long start_stack;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	unsigned int flags;
+	struct mm_struct *mm;
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+#endif /* __VMLINUX_H__ */

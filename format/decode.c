@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.c: chunk payloads to records (format.md 4). The input is hostile: every count is checked
+ * against the bytes left before anything is allocated (each element has a minimum encoded size,
+ * format.md 4), so decoded memory stays within a small multiple of the payload, itself at most
+ * CAP_MAX_CHUNK_RAW. Errors: -EBADMSG malformed, -EOVERFLOW over a limit of capture.h, -ENOMEM.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* Minimum encoded sizes of repeated elements (format.md 4.1 - 4.5). */
+#define MIN_KV		8u	/* two empty strings */
+#define MIN_PROBE	16u	/* id, kind, nattached, empty spec */
+#define MIN_KSYM	16u	/* addr, empty name, empty module */
+#define MIN_PROCESS	28u	/* pid, flags, start_time, empty comm and exe, nmaps */
+#define MIN_MAPPING	56u	/* five u64, kind, flags, build_id_len, empty path */
+#define MIN_STACK	8u	/* flags, nips */
+#define MIN_ROW		36u	/* probe, pid, tid, flags, empty comm, kstack, ustack, count */
+#define MIN_LOSS	12u	/* kind, count */
+
+/* A read position in a payload. The first error sticks; later reads return zeros. */
+struct cursor {
+	const uint8_t *p;
+	size_t left;
+	int err;
+	struct cap_arena *arena;
+};
+
+static void fail(struct cursor *c, int err)
+{
+	if (!c->err)
+		c->err = err;
+	c->left = 0;
+}
+
+static const uint8_t *take(struct cursor *c, size_t n)
+{
+	const uint8_t *p = c->p;
+
+	if (c->err)
+		return NULL;
+	if (n > c->left) {
+		fail(c, -EBADMSG);
+		return NULL;
+	}
+	c->p += n;
+	c->left -= n;
+	return p;
+}
+
+static uint32_t get_u32(struct cursor *c)
+{
+	const uint8_t *p = take(c, 4);
+
+	return p ? cap_load_u32(p) : 0;
+}
+
+static uint64_t get_u64(struct cursor *c)
+{
+	const uint8_t *p = take(c, 8);
+
+	return p ? cap_load_u64(p) : 0;
+}
+
+static void *alloc(struct cursor *c, size_t n)
+{
+	void *p;
+
+	if (c->err)
+		return NULL;
+	p = cap_arena__alloc(c->arena, n);
+	if (!p)
+		fail(c, -ENOMEM);
+	return p;
+}
+
+/*
+ * A count of elements that each take at least min_size bytes: more than the bytes left can
+ * hold is malformed, checked before the caller allocates count elements.
+ */
+static uint32_t get_count(struct cursor *c, size_t min_size)
+{
+	uint32_t n = get_u32(c);
+
+	if (n > c->left / min_size) {
+		fail(c, -EBADMSG);
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * format.md 1: u32 length + bytes. Decoded strings are NUL-terminated, so a NUL inside one could
+ * not be represented: malformed. max_len bounds it (-EOVERFLOW); pass SIZE_MAX for none.
+ */
+static char *get_str_max(struct cursor *c, size_t max_len, size_t *len_out)
+{
+	uint32_t n = get_u32(c);
+	const uint8_t *src;
+	char *s;
+
+	if (c->err)
+		return NULL;
+	if (n > max_len) {
+		fail(c, -EOVERFLOW);
+		return NULL;
+	}
+	src = take(c, n);
+	if (!src)
+		return NULL;
+	if (memchr(src, 0, n)) {
+		fail(c, -EBADMSG);
+		return NULL;
+	}
+	s = alloc(c, (size_t)n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, src, n);
+	if (len_out)
+		*len_out = n;
+	return s;
+}
+
+static char *get_str(struct cursor *c)
+{
+	return get_str_max(c, SIZE_MAX, NULL);
+}
+
+/* format.md 4.1 */
+static void decode_meta(struct cursor *c, struct cap_meta *m)
+{
+	uint32_t i;
+
+	m->nkv = get_count(c, MIN_KV);
+	m->kv = alloc(c, (size_t)m->nkv * sizeof(*m->kv));
+	for (i = 0; i < m->nkv && !c->err; i++) {
+		m->kv[i].key = get_str(c);
+		m->kv[i].value = get_str(c);
+	}
+	m->nprobes = get_count(c, MIN_PROBE);
+	m->probes = alloc(c, (size_t)m->nprobes * sizeof(*m->probes));
+	for (i = 0; i < m->nprobes && !c->err; i++) {
+		struct cap_probe *p = &m->probes[i];
+
+		p->id = get_u32(c);
+		p->kind = get_u32(c);
+		p->nattached = get_u32(c);
+		p->spec = get_str(c);
+	}
+}
+
+/* format.md 4.2: an empty module is the kernel image itself, NULL in memory. */
+static void decode_ksyms(struct cursor *c, struct cap_ksyms *k)
+{
+	size_t mod_len = 0;
+	uint32_t i;
+
+	k->flags = get_u32(c);
+	k->count = get_count(c, MIN_KSYM);
+	k->syms = alloc(c, (size_t)k->count * sizeof(*k->syms));
+	for (i = 0; i < k->count && !c->err; i++) {
+		struct cap_ksym *s = &k->syms[i];
+
+		s->addr = get_u64(c);
+		s->name = get_str(c);
+		s->module = get_str_max(c, SIZE_MAX, &mod_len);
+		if (!mod_len)
+			s->module = NULL;
+		/* Readers binary-search the table: an unsorted one is malformed. */
+		if (i && s->addr < k->syms[i - 1].addr)
+			fail(c, -EBADMSG);
+	}
+}
+
+/* format.md 4.3 */
+static void decode_mapping(struct cursor *c, struct cap_mapping *m)
+{
+	const uint8_t *id;
+
+	m->start = get_u64(c);
+	m->end = get_u64(c);
+	m->pgoff = get_u64(c);
+	m->dev = get_u64(c);
+	m->inode = get_u64(c);
+	m->kind = get_u32(c);
+	m->flags = get_u32(c);
+	m->build_id_len = get_u32(c);
+	if (m->build_id_len > CAP_BUILD_ID_MAX) {
+		fail(c, -EOVERFLOW);
+		m->build_id_len = 0;
+		return;
+	}
+	id = take(c, m->build_id_len);
+	if (id)
+		memcpy(m->build_id, id, m->build_id_len);
+	m->path = get_str(c);
+	if (m->start > m->end)
+		fail(c, -EBADMSG);
+}
+
+static void decode_process(struct cursor *c, struct cap_process *p)
+{
+	uint32_t i;
+
+	p->pid = get_u32(c);
+	p->flags = get_u32(c);
+	p->start_time = get_u64(c);
+	p->comm = get_str_max(c, CAP_COMM_LEN - 1, NULL);
+	p->exe = get_str(c);
+	p->nmaps = get_count(c, MIN_MAPPING);
+	p->maps = alloc(c, (size_t)p->nmaps * sizeof(*p->maps));
+	for (i = 0; i < p->nmaps && !c->err; i++) {
+		decode_mapping(c, &p->maps[i]);
+		if (i && p->maps[i].start < p->maps[i - 1].start)
+			fail(c, -EBADMSG);
+	}
+}
+
+static void decode_procs(struct cursor *c, struct cap_procs *ps)
+{
+	uint32_t i;
+
+	ps->count = get_count(c, MIN_PROCESS);
+	ps->procs = alloc(c, (size_t)ps->count * sizeof(*ps->procs));
+	for (i = 0; i < ps->count && !c->err; i++)
+		decode_process(c, &ps->procs[i]);
+}
+
+/* format.md 4.4 */
+static struct cap_stack *decode_stacks(struct cursor *c, uint32_t *count)
+{
+	struct cap_stack *st;
+	uint32_t i, j;
+
+	*count = get_count(c, MIN_STACK);
+	st = alloc(c, (size_t)*count * sizeof(*st));
+	for (i = 0; i < *count && !c->err; i++) {
+		st[i].flags = get_u32(c);
+		st[i].nips = get_u32(c);
+		/* The limit first: a huge depth is -EOVERFLOW even when bytes are missing too. */
+		if (st[i].nips > CAP_MAX_STACK_DEPTH) {
+			fail(c, -EOVERFLOW);
+			break;
+		}
+		if (st[i].nips > c->left / 8) {
+			fail(c, -EBADMSG);
+			break;
+		}
+		st[i].ips = alloc(c, (size_t)st[i].nips * sizeof(*st[i].ips));
+		for (j = 0; j < st[i].nips && !c->err; j++)
+			st[i].ips[j] = get_u64(c);
+	}
+	if (c->err)
+		*count = 0;
+	return st;
+}
+
+static void decode_row(struct cursor *c, const struct cap_interval *iv, struct cap_row *r)
+{
+	size_t comm_len = 0;
+	char *comm;
+
+	r->probe = get_u32(c);
+	r->pid = get_u32(c);
+	r->tid = get_u32(c);
+	r->flags = get_u32(c);
+	comm = get_str_max(c, CAP_COMM_LEN - 1, &comm_len);
+	if (comm)
+		memcpy(r->comm, comm, comm_len + 1);
+	r->kstack = get_u32(c);
+	r->ustack = get_u32(c);
+	r->count = get_u64(c);
+	if (r->kstack > iv->nkstacks || r->ustack > iv->nustacks)
+		fail(c, -EBADMSG);
+}
+
+static void decode_interval(struct cursor *c, struct cap_interval *iv)
+{
+	uint32_t i;
+
+	iv->seq = get_u32(c);
+	iv->start_ns = get_u64(c);
+	iv->end_ns = get_u64(c);
+	iv->kstacks = decode_stacks(c, &iv->nkstacks);
+	iv->ustacks = decode_stacks(c, &iv->nustacks);
+	iv->nrows = get_count(c, MIN_ROW);
+	iv->rows = alloc(c, (size_t)iv->nrows * sizeof(*iv->rows));
+	for (i = 0; i < iv->nrows && !c->err; i++)
+		decode_row(c, iv, &iv->rows[i]);
+}
+
+/* format.md 4.5: kinds this version does not know are skipped; a known kind appears once. */
+static void decode_losses(struct cursor *c, struct cap_losses *l)
+{
+	uint64_t seen = 0;
+	uint32_t n, i, kind;
+	uint64_t count;
+
+	l->interval_seq = get_u32(c);
+	n = get_count(c, MIN_LOSS);
+	for (i = 0; i < n && !c->err; i++) {
+		kind = get_u32(c);
+		count = get_u64(c);
+		if (kind >= CAP_LOSS__COUNT)
+			continue;
+		if (seen & (1ull << kind)) {
+			fail(c, -EBADMSG);
+			break;
+		}
+		seen |= 1ull << kind;
+		l->counts[kind] = count;
+	}
+}
+
+/* format.md 4.6 */
+static void decode_end(struct cursor *c, struct cap_end *e)
+{
+	e->nintervals = get_u32(c);
+	e->end_ns = get_u64(c);
+	e->events = get_u64(c);
+}
+
+int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out)
+{
+	struct cursor c = { .p = chunk->data, .left = chunk->len };
+	struct cap_record *rec = NULL;
+	int err;
+
+	*out = NULL;
+	if (!cap_chunk_type_known(chunk->type))
+		return -ENOTSUP;
+	if (chunk->len && !chunk->data)
+		return -EINVAL;
+	if (chunk->len > CAP_MAX_CHUNK_RAW)
+		return -EOVERFLOW;
+	rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	c.arena = cap_arena__new();
+	if (!c.arena) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rec->priv = c.arena;
+	rec->type = chunk->type;
+	switch (chunk->type) {
+	case CAP_CHUNK_META:
+		decode_meta(&c, &rec->meta);
+		break;
+	case CAP_CHUNK_KSYMS:
+		decode_ksyms(&c, &rec->ksyms);
+		break;
+	case CAP_CHUNK_PROCS:
+		decode_procs(&c, &rec->procs);
+		break;
+	case CAP_CHUNK_INTERVAL:
+		decode_interval(&c, &rec->interval);
+		break;
+	case CAP_CHUNK_LOSSES:
+		decode_losses(&c, &rec->losses);
+		break;
+	case CAP_CHUNK_END:
+		decode_end(&c, &rec->end);
+		break;
+	}
+	/* format.md 4: a record fills its payload exactly; extra bytes are a bug or damage. */
+	if (!c.err && c.left)
+		fail(&c, -EBADMSG);
+	err = c.err;
+out:
+	if (err) {
+		cap_record__free(rec);
+		return err;
+	}
+	*out = rec;
+	return 0;
+}
+
+void cap_record__free(struct cap_record *rec)
+{
+	if (!rec)
+		return;
+	cap_arena__free(rec->priv);
+	free(rec);
+}

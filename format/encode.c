@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * encode.c: records to chunk payloads (format.md 4). The encoder checks what the decoder checks
+ * (limits, sort orders, stack indexes), so stkrec learns about a bad record when writing it,
+ * never a reader when reading it.
+ */
+#include <errno.h>
+
+#include "internal.h"
+
+/* Rejects a NULL array with a non-zero count: the caller built the record wrong. */
+#define CHECK_ARRAY(arr, n)                                                                \
+	do {                                                                               \
+		if ((n) && !(arr))                                                         \
+			return -EINVAL;                                                    \
+	} while (0)
+
+/* format.md 4.1 */
+static int encode_meta(const struct cap_meta *m, struct cap_buf *b)
+{
+	uint32_t i;
+
+	CHECK_ARRAY(m->kv, m->nkv);
+	CHECK_ARRAY(m->probes, m->nprobes);
+	cap_buf__put_u32(b, m->nkv);
+	for (i = 0; i < m->nkv; i++) {
+		cap_buf__put_str(b, m->kv[i].key);
+		cap_buf__put_str(b, m->kv[i].value);
+	}
+	cap_buf__put_u32(b, m->nprobes);
+	for (i = 0; i < m->nprobes; i++) {
+		const struct cap_probe *p = &m->probes[i];
+
+		cap_buf__put_u32(b, p->id);
+		cap_buf__put_u32(b, p->kind);
+		cap_buf__put_u32(b, p->nattached);
+		cap_buf__put_str(b, p->spec);
+	}
+	return 0;
+}
+
+/* format.md 4.2 */
+static int encode_ksyms(const struct cap_ksyms *k, struct cap_buf *b)
+{
+	uint32_t i;
+
+	CHECK_ARRAY(k->syms, k->count);
+	for (i = 1; i < k->count; i++)
+		if (k->syms[i].addr < k->syms[i - 1].addr)
+			return -EINVAL;
+	cap_buf__put_u32(b, k->flags);
+	cap_buf__put_u32(b, k->count);
+	for (i = 0; i < k->count; i++) {
+		cap_buf__put_u64(b, k->syms[i].addr);
+		cap_buf__put_str(b, k->syms[i].name);
+		cap_buf__put_str(b, k->syms[i].module);
+	}
+	return 0;
+}
+
+/* format.md 4.3 */
+static int encode_mapping(const struct cap_mapping *m, struct cap_buf *b)
+{
+	if (m->build_id_len > CAP_BUILD_ID_MAX)
+		return -EOVERFLOW;
+	if (m->start > m->end)
+		return -EINVAL;
+	cap_buf__put_u64(b, m->start);
+	cap_buf__put_u64(b, m->end);
+	cap_buf__put_u64(b, m->pgoff);
+	cap_buf__put_u64(b, m->dev);
+	cap_buf__put_u64(b, m->inode);
+	cap_buf__put_u32(b, m->kind);
+	cap_buf__put_u32(b, m->flags);
+	cap_buf__put_u32(b, m->build_id_len);
+	cap_buf__put(b, m->build_id, m->build_id_len);
+	cap_buf__put_str(b, m->path);
+	return 0;
+}
+
+static int encode_process(const struct cap_process *p, struct cap_buf *b)
+{
+	uint32_t i;
+	int err;
+
+	CHECK_ARRAY(p->maps, p->nmaps);
+	if (p->comm && strlen(p->comm) > CAP_COMM_LEN - 1)
+		return -EOVERFLOW;
+	for (i = 1; i < p->nmaps; i++)
+		if (p->maps[i].start < p->maps[i - 1].start)
+			return -EINVAL;
+	cap_buf__put_u32(b, p->pid);
+	cap_buf__put_u32(b, p->flags);
+	cap_buf__put_u64(b, p->start_time);
+	cap_buf__put_str(b, p->comm);
+	cap_buf__put_str(b, p->exe);
+	cap_buf__put_u32(b, p->nmaps);
+	for (i = 0; i < p->nmaps; i++) {
+		err = encode_mapping(&p->maps[i], b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int encode_procs(const struct cap_procs *ps, struct cap_buf *b)
+{
+	uint32_t i;
+	int err;
+
+	CHECK_ARRAY(ps->procs, ps->count);
+	cap_buf__put_u32(b, ps->count);
+	for (i = 0; i < ps->count; i++) {
+		err = encode_process(&ps->procs[i], b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* format.md 4.4 */
+static int encode_stacks(const struct cap_stack *st, uint32_t n, struct cap_buf *b)
+{
+	uint32_t i, j;
+
+	CHECK_ARRAY(st, n);
+	cap_buf__put_u32(b, n);
+	for (i = 0; i < n; i++) {
+		CHECK_ARRAY(st[i].ips, st[i].nips);
+		if (st[i].nips > CAP_MAX_STACK_DEPTH)
+			return -EOVERFLOW;
+		cap_buf__put_u32(b, st[i].flags);
+		cap_buf__put_u32(b, st[i].nips);
+		for (j = 0; j < st[i].nips; j++)
+			cap_buf__put_u64(b, st[i].ips[j]);
+	}
+	return 0;
+}
+
+static int encode_row(const struct cap_interval *iv, const struct cap_row *r, struct cap_buf *b)
+{
+	size_t comm_len = strnlen(r->comm, CAP_COMM_LEN);
+
+	if (comm_len == CAP_COMM_LEN)
+		return -EOVERFLOW;
+	if (r->kstack > iv->nkstacks || r->ustack > iv->nustacks)
+		return -EINVAL;
+	cap_buf__put_u32(b, r->probe);
+	cap_buf__put_u32(b, r->pid);
+	cap_buf__put_u32(b, r->tid);
+	cap_buf__put_u32(b, r->flags);
+	cap_buf__put_u32(b, (uint32_t)comm_len);
+	cap_buf__put(b, r->comm, comm_len);
+	cap_buf__put_u32(b, r->kstack);
+	cap_buf__put_u32(b, r->ustack);
+	cap_buf__put_u64(b, r->count);
+	return 0;
+}
+
+static int encode_interval(const struct cap_interval *iv, struct cap_buf *b)
+{
+	uint32_t i;
+	int err;
+
+	CHECK_ARRAY(iv->rows, iv->nrows);
+	cap_buf__put_u32(b, iv->seq);
+	cap_buf__put_u64(b, iv->start_ns);
+	cap_buf__put_u64(b, iv->end_ns);
+	err = encode_stacks(iv->kstacks, iv->nkstacks, b);
+	if (!err)
+		err = encode_stacks(iv->ustacks, iv->nustacks, b);
+	if (err)
+		return err;
+	cap_buf__put_u32(b, iv->nrows);
+	for (i = 0; i < iv->nrows; i++) {
+		err = encode_row(iv, &iv->rows[i], b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* format.md 4.5: every kind this version knows, zeros included, so a reader sees them all. */
+static int encode_losses(const struct cap_losses *l, struct cap_buf *b)
+{
+	uint32_t kind;
+
+	cap_buf__put_u32(b, l->interval_seq);
+	cap_buf__put_u32(b, CAP_LOSS__COUNT);
+	for (kind = 0; kind < CAP_LOSS__COUNT; kind++) {
+		cap_buf__put_u32(b, kind);
+		cap_buf__put_u64(b, l->counts[kind]);
+	}
+	return 0;
+}
+
+/* format.md 4.6 */
+static int encode_end(const struct cap_end *e, struct cap_buf *b)
+{
+	cap_buf__put_u32(b, e->nintervals);
+	cap_buf__put_u64(b, e->end_ns);
+	cap_buf__put_u64(b, e->events);
+	return 0;
+}
+
+int cap_record_encode(const struct cap_record *rec, struct cap_buf *b)
+{
+	int err;
+
+	switch (rec->type) {
+	case CAP_CHUNK_META:
+		err = encode_meta(&rec->meta, b);
+		break;
+	case CAP_CHUNK_KSYMS:
+		err = encode_ksyms(&rec->ksyms, b);
+		break;
+	case CAP_CHUNK_PROCS:
+		err = encode_procs(&rec->procs, b);
+		break;
+	case CAP_CHUNK_INTERVAL:
+		err = encode_interval(&rec->interval, b);
+		break;
+	case CAP_CHUNK_LOSSES:
+		err = encode_losses(&rec->losses, b);
+		break;
+	case CAP_CHUNK_END:
+		err = encode_end(&rec->end, b);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return err ? err : b->err;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h: shared by the files of format/ only. Byte-level helpers (little-endian on every
+ * host, format.md 1), the chunk header layout (format.md 3.1), growable buffers, the decoder's
+ * arena and the record codecs.
+ */
+#ifndef STK_FORMAT_INTERNAL_H
+#define STK_FORMAT_INTERNAL_H
+
+#include <endian.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "stk/capture.h"
+
+/* format.md 2: the file header. */
+#define CAP_FILE_MAGIC		"STKCAP\r\n"
+#define CAP_FILE_MAGIC_LEN	8u
+#define CAP_FILE_HDR_LEN	16u
+#define CAP_FILE_HDR_CRC_OFF	12u
+
+/* format.md 3.1: the chunk header. */
+#define CAP_CHUNK_MAGIC		"CHNK"
+#define CAP_CHUNK_HDR_LEN	24u
+#define CAP_CHUNK_HDR_CRC_OFF	20u
+
+struct cap_chunk_hdr {
+	uint16_t type;
+	uint16_t flags;
+	uint32_t seq;
+	uint32_t raw_len;
+	uint32_t stored_len;
+	uint32_t crc;
+};
+
+/* ---- little-endian loads and stores (unaligned-safe) ---- */
+
+static inline void cap_store_u16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void cap_store_u32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void cap_store_u64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint16_t cap_load_u16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static inline uint32_t cap_load_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static inline uint64_t cap_load_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+/* ---- chunk.c ---- */
+
+/* Whether format.md 3.2 marks chunks of this type mandatory; false for unknown types. */
+bool cap_chunk_type_mandatory(uint16_t type);
+/* Whether this library can decode the type (format.md 4). */
+bool cap_chunk_type_known(uint16_t type);
+
+void cap_chunk_hdr__pack(const struct cap_chunk_hdr *h, uint8_t out[CAP_CHUNK_HDR_LEN]);
+/* Returns 0 or -EBADMSG when the magic is wrong. crc is the stored value, not checked. */
+int cap_chunk_hdr__unpack(const uint8_t in[CAP_CHUNK_HDR_LEN], struct cap_chunk_hdr *h);
+/* CRC of a chunk: the 20 header bytes before the crc field, then the stored payload. */
+uint32_t cap_chunk_crc(const uint8_t hdr[CAP_CHUNK_HDR_LEN], const void *payload, size_t len);
+
+/* ---- growable byte buffer (writer side) ---- */
+
+struct cap_buf {
+	uint8_t *data;
+	size_t len, cap;
+	int err;	/* sticky: first -ENOMEM or -EOVERFLOW; later appends do nothing */
+};
+
+int cap_buf__reserve(struct cap_buf *b, size_t more);
+void cap_buf__put(struct cap_buf *b, const void *p, size_t n);
+void cap_buf__put_u32(struct cap_buf *b, uint32_t v);
+void cap_buf__put_u64(struct cap_buf *b, uint64_t v);
+/* format.md 4: u32 length + bytes, no NUL. NULL is written as the empty string. */
+void cap_buf__put_str(struct cap_buf *b, const char *s);
+void cap_buf__free(struct cap_buf *b);
+
+/* ---- encode.c ---- */
+
+/* Append the payload of rec to b (format.md 4). Returns 0, -EINVAL, -EOVERFLOW or -ENOMEM. */
+int cap_record_encode(const struct cap_record *rec, struct cap_buf *b);
+
+/* ---- arena.c: the decoder's allocations, freed at once ---- */
+
+struct cap_arena;
+
+struct cap_arena *cap_arena__new(void);
+/* Zeroed memory, 8-byte aligned; NULL on -ENOMEM. */
+void *cap_arena__alloc(struct cap_arena *a, size_t n);
+void cap_arena__free(struct cap_arena *a);
+
+#endif /* STK_FORMAT_INTERNAL_H */

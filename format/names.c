@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * names.c: lookups over decoded records and human names of enum values.
+ */
+#include "internal.h"
+
+const char *cap_meta_get(const struct cap_meta *meta, const char *key)
+{
+	uint32_t i;
+
+	if (!meta || !key)
+		return NULL;
+	/* The first pair wins: stkrec writes each key once, format.md 4.1. */
+	for (i = 0; i < meta->nkv; i++)
+		if (meta->kv[i].key && !strcmp(meta->kv[i].key, key))
+			return meta->kv[i].value;
+	return NULL;
+}
+
+const char *cap_loss_name(unsigned int kind)
+{
+	static const char *const names[CAP_LOSS__COUNT] = {
+		[CAP_LOSS_KSTACK_COLLISION] = "kernel stacks lost to stack-map collisions",
+		[CAP_LOSS_USTACK_COLLISION] = "user stacks lost to stack-map collisions",
+		[CAP_LOSS_KSTACK_ERROR] = "kernel stacks lost to other errors",
+		[CAP_LOSS_USTACK_MISSING] = "user stacks missing (no readable user stack)",
+		[CAP_LOSS_COUNTS_FULL] = "events not counted (counts map full)",
+		[CAP_LOSS_KSTACK_TRUNCATED] = "kernel stacks truncated at the depth limit",
+		[CAP_LOSS_USTACK_TRUNCATED] = "user stacks truncated at the depth limit",
+		[CAP_LOSS_NOTIFY_DROPPED] = "new-process notifications dropped",
+		[CAP_LOSS_MAPS_UNREAD] = "events of processes exited before their maps were read",
+	};
+
+	if (kind < CAP_LOSS__COUNT && names[kind])
+		return names[kind];
+	return "unknown loss";
+}
+
+const char *cap_probe_kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case CAP_PROBE_KFUNC:
+		return "kernel function";
+	case CAP_PROBE_TRACEPOINT:
+		return "tracepoint";
+	case CAP_PROBE_UPROBE:
+		return "uprobe";
+	case CAP_PROBE_USDT:
+		return "USDT probe";
+	case CAP_PROBE_SAMPLE:
+		return "sampling";
+	default:
+		return "unknown probe kind";
+	}
+}

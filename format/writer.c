@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer.c: append-only capture writer (format.md 6). A chunk is built whole in memory, then
+ * written with one pwrite loop at the end of the last complete chunk. Earlier bytes are never
+ * rewritten, so a recorder killed at any moment leaves a file readable up to its last complete
+ * chunk; a failed write is cut back off so even that torn tail does not stay.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <lz4frame.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct cap_writer {
+	int fd;
+	uint32_t seq;		/* number of the next chunk */
+	uint64_t size;		/* bytes of complete chunks (header included) */
+	int broken;		/* a failed write could not be cut off: refuse to append after it */
+	struct cap_buf raw;	/* encoded payload */
+	struct cap_buf out;	/* chunk header + lz4 frame */
+};
+
+/* Write all of buf at off, retrying short writes and EINTR. Returns 0 or -errno. */
+static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pwrite(fd, buf, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Write bytes after the last complete chunk; on failure cut the file back to it. */
+static int append(struct cap_writer *w, const uint8_t *buf, size_t len)
+{
+	int err;
+
+	if (w->broken)
+		return w->broken;
+	err = pwrite_all(w->fd, buf, len, w->size);
+	if (err) {
+		if (ftruncate(w->fd, (off_t)w->size) < 0)
+			w->broken = err;
+		return err;
+	}
+	w->size += len;
+	return 0;
+}
+
+/* format.md 2 */
+static int write_file_header(struct cap_writer *w)
+{
+	uint8_t hdr[CAP_FILE_HDR_LEN];
+
+	memcpy(hdr, CAP_FILE_MAGIC, CAP_FILE_MAGIC_LEN);
+	cap_store_u16(hdr + 8, CAP_MAJOR);
+	cap_store_u16(hdr + 10, CAP_MINOR);
+	cap_store_u32(hdr + CAP_FILE_HDR_CRC_OFF, cap_crc32c(0, hdr, CAP_FILE_HDR_CRC_OFF));
+	return append(w, hdr, sizeof(hdr));
+}
+
+struct cap_writer *cap_writer__open(const char *path)
+{
+	struct cap_writer *w = NULL;
+	int err;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (w->fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* open() leaves an existing file's mode alone; a capture holds addresses and argv: 0600. */
+	if (fchmod(w->fd, 0600) < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = write_file_header(w);
+out:
+	if (err) {
+		if (w->fd >= 0)
+			close(w->fd);
+		free(w);
+		errno = -err;
+		return NULL;
+	}
+	return w;
+}
+
+/* format.md 3.1: header, then one lz4 frame with its content size, checksummed together. */
+static int put_chunk(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,
+		     size_t len)
+{
+	LZ4F_preferences_t prefs = { .frameInfo.contentSize = len };
+	struct cap_chunk_hdr h = { .type = type, .flags = flags, .seq = w->seq };
+	size_t bound, stored;
+	int err;
+
+	if (len > CAP_MAX_CHUNK_RAW)
+		return -EOVERFLOW;
+	if (len && !payload)
+		return -EINVAL;
+	bound = LZ4F_compressFrameBound(len, &prefs);
+	w->out.len = 0;
+	w->out.err = 0;
+	err = cap_buf__reserve(&w->out, CAP_CHUNK_HDR_LEN + bound);
+	if (err)
+		return err;
+	stored = LZ4F_compressFrame(w->out.data + CAP_CHUNK_HDR_LEN, bound, payload, len, &prefs);
+	if (LZ4F_isError(stored))
+		return -EIO;
+	h.raw_len = (uint32_t)len;
+	h.stored_len = (uint32_t)stored;
+	cap_chunk_hdr__pack(&h, w->out.data);
+	h.crc = cap_chunk_crc(w->out.data, w->out.data + CAP_CHUNK_HDR_LEN, stored);
+	cap_store_u32(w->out.data + CAP_CHUNK_HDR_CRC_OFF, h.crc);
+	err = append(w, w->out.data, CAP_CHUNK_HDR_LEN + stored);
+	if (err)
+		return err;
+	w->seq++;
+	return 0;
+}
+
+int cap_writer__put(struct cap_writer *w, const struct cap_record *rec)
+{
+	uint16_t flags;
+	int err;
+
+	if (!w || !rec || !cap_chunk_type_known(rec->type))
+		return -EINVAL;
+	w->raw.len = 0;
+	w->raw.err = 0;
+	err = cap_record_encode(rec, &w->raw);
+	if (err)
+		return err;
+	flags = cap_chunk_type_mandatory(rec->type) ? CAP_CHUNK_F_MANDATORY : 0;
+	return put_chunk(w, rec->type, flags, w->raw.data, w->raw.len);
+}
+
+int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,
+			size_t len)
+{
+	if (!w)
+		return -EINVAL;
+	return put_chunk(w, type, flags, payload, len);
+}
+
+uint64_t cap_writer__size(const struct cap_writer *w)
+{
+	return w ? w->size : 0;
+}
+
+int cap_writer__finish(struct cap_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->broken)
+		return w->broken;
+	if (fsync(w->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+void cap_writer__close(struct cap_writer *w)
+{
+	if (!w)
+		return;
+	close(w->fd);
+	cap_buf__free(&w->raw);
+	cap_buf__free(&w->out);
+	free(w);
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capture.h: the API of format/, the capture file library shared by stkrec and stkreport.
+ *
+ * A capture is a fixed 16-byte file header followed by an append-only sequence of chunks. Each
+ * chunk holds one record (metadata, kernel symbols, processes, one interval of counted stacks,
+ * losses, or the closing record), lz4-compressed and CRC32C-checksummed. The byte layout is
+ * specified in docs/format.md; this header is the in-memory model of it.
+ *
+ * format/ never prints and links only lz4 and libc. Errors are negative errno values:
+ *   -EINVAL    not a capture file (bad magic), or an invalid argument
+ *   -ENOTSUP   newer major version, or a mandatory chunk type this reader does not know
+ *   -EBADMSG   checksum mismatch, undecodable lz4 payload or malformed record
+ *   -ENODATA   the file ends inside a chunk (torn tail: recorder killed, disk full)
+ *   -EOVERFLOW a length over the limits below
+ * plus whatever open(), mmap() and write() return (-ENOENT, -EACCES, -ENOSPC, ...).
+ */
+#ifndef STK_CAPTURE_H
+#define STK_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CAP_MAJOR 1
+#define CAP_MINOR 0
+
+/* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
+#define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
+#define CAP_MAX_STACK_DEPTH	1024u		/* frames in one stored stack */
+#define CAP_COMM_LEN		16u		/* task comm, as the kernel keeps it */
+#define CAP_BUILD_ID_MAX	32u		/* bytes of a GNU build-id (usually 20) */
+
+/* Chunk types (format.md 3). */
+enum cap_chunk_type {
+	CAP_CHUNK_META = 1,	/* first chunk; struct cap_meta */
+	CAP_CHUNK_KSYMS = 2,	/* kallsyms snapshot; struct cap_ksyms */
+	CAP_CHUNK_PROCS = 3,	/* processes and mappings; struct cap_procs */
+	CAP_CHUNK_INTERVAL = 4,	/* one interval of counted stacks; struct cap_interval */
+	CAP_CHUNK_LOSSES = 5,	/* losses during one interval; struct cap_losses */
+	CAP_CHUNK_END = 6,	/* written on clean exit only; struct cap_end */
+};
+
+/* Chunk header flag: a reader that does not know the type must stop instead of skipping it. */
+#define CAP_CHUNK_F_MANDATORY 0x1u
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+struct cap_kv {
+	char *key;
+	char *value;
+};
+
+enum cap_probe_kind {
+	CAP_PROBE_KFUNC = 1,	/* kernel function: kprobe, kprobe.multi or fentry */
+	CAP_PROBE_TRACEPOINT = 2,
+	CAP_PROBE_UPROBE = 3,
+	CAP_PROBE_USDT = 4,
+	CAP_PROBE_SAMPLE = 5,	/* timed perf-event sampling (bcc profile) */
+};
+
+struct cap_probe {
+	uint32_t id;		/* cap_row.probe refers to this */
+	uint32_t kind;		/* enum cap_probe_kind */
+	uint32_t nattached;	/* functions/tracepoints/USDT sites/CPUs it was attached to */
+	char *spec;		/* as the user wrote it, e.g. "t:syscalls:sys_enter_getppid" */
+};
+
+/*
+ * Capture metadata: free-form key/value pairs (the keys stkrec writes are listed in format.md
+ * 4.1: host, kernel, arch, ncpus, boot_id, clock references, tool_version, argv, mode, freq_hz,
+ * period, interval_s, filters, kptr_restrict, perf_event_max_stack, ...) and the probe list.
+ */
+struct cap_meta {
+	uint32_t nkv;
+	struct cap_kv *kv;
+	uint32_t nprobes;
+	struct cap_probe *probes;
+};
+
+/* One kernel text symbol. module is NULL for the kernel image itself. */
+struct cap_ksym {
+	uint64_t addr;
+	char *name;
+	char *module;
+};
+
+#define CAP_KSYMS_F_HIDDEN 0x1u	/* kallsyms showed only zero addresses (kptr_restrict) */
+
+/* Kallsyms snapshot; syms sorted by addr. A later KSYMS chunk replaces an earlier one. */
+struct cap_ksyms {
+	uint32_t flags;
+	uint32_t count;
+	struct cap_ksym *syms;
+};
+
+enum cap_map_kind {
+	CAP_MAP_FILE = 0,	/* a regular file */
+	CAP_MAP_ANON_EXEC = 1,	/* anonymous executable memory (JIT) */
+	CAP_MAP_VDSO = 2,	/* [vdso] */
+	CAP_MAP_MEMFD = 3,	/* /memfd:... */
+	CAP_MAP_OTHER = 4,	/* [vsyscall] and other special mappings */
+};
+
+#define CAP_MAP_F_DELETED	0x1u	/* maps said " (deleted)"; path has it stripped */
+#define CAP_MAP_F_NO_BUILD_ID	0x2u	/* the object could not be read or has no build-id */
+
+/* One executable mapping of a process, as /proc/PID/maps shows it. */
+struct cap_mapping {
+	uint64_t start, end, pgoff;
+	uint64_t dev;		/* makedev(major, minor) of the maps line */
+	uint64_t inode;
+	uint32_t kind;		/* enum cap_map_kind */
+	uint32_t flags;		/* CAP_MAP_F_* */
+	uint32_t build_id_len;	/* 0 when unknown */
+	uint8_t build_id[CAP_BUILD_ID_MAX];
+	char *path;
+};
+
+#define CAP_PROC_F_NO_MAPS 0x1u	/* the process exited before its maps could be read */
+
+/*
+ * A process generation: keyed by (pid, start_time). For rows that follow it in the file, the
+ * latest record of a pid replaces earlier ones (pid reuse, exec).
+ */
+struct cap_process {
+	uint32_t pid;		/* tgid */
+	uint32_t flags;		/* CAP_PROC_F_* */
+	uint64_t start_time;	/* ns since boot, from /proc/PID/stat starttime */
+	char *comm;
+	char *exe;		/* /proc/PID/exe target, "" if unknown */
+	uint32_t nmaps;
+	struct cap_mapping *maps;	/* executable mappings, sorted by start */
+};
+
+struct cap_procs {
+	uint32_t count;
+	struct cap_process *procs;
+};
+
+#define CAP_STACK_F_TRUNCATED 0x1u	/* the stack filled the depth limit: outer frames cut */
+
+/* A stack of raw addresses, ips[0] is the innermost frame (the leaf). */
+struct cap_stack {
+	uint32_t flags;
+	uint32_t nips;
+	uint64_t *ips;
+};
+
+#define CAP_ROW_F_KSTACK_LOST 0x1u	/* the kernel stack was requested but lost (collision, error) */
+#define CAP_ROW_F_USTACK_LOST 0x2u	/* the user stack was requested but lost */
+
+/* Stack references in a row are 1-based indexes into the interval's tables; 0 means none. */
+#define CAP_NO_STACK 0u
+
+struct cap_row {
+	uint32_t probe;		/* cap_probe.id */
+	uint32_t pid;		/* tgid; 0 for the idle task */
+	uint32_t tid;
+	uint32_t flags;		/* CAP_ROW_F_* */
+	char comm[CAP_COMM_LEN];	/* NUL-terminated */
+	uint32_t kstack;	/* index into kstacks + 1, or CAP_NO_STACK */
+	uint32_t ustack;	/* index into ustacks + 1, or CAP_NO_STACK */
+	uint64_t count;
+};
+
+/*
+ * One interval: self-contained. Kernel and user stacks have separate deduplicated tables.
+ * Timestamps are CLOCK_MONOTONIC ns; the meta keys clock.mono_ns/clock.real_ns map them to wall
+ * time.
+ */
+struct cap_interval {
+	uint32_t seq;		/* 0, 1, 2, ... */
+	uint64_t start_ns, end_ns;
+	uint32_t nkstacks, nustacks, nrows;
+	struct cap_stack *kstacks;
+	struct cap_stack *ustacks;
+	struct cap_row *rows;
+};
+
+/* Loss counters, in events (not stacks). Stored as (kind, count) pairs: new kinds may follow. */
+enum cap_loss {
+	CAP_LOSS_KSTACK_COLLISION = 0,	/* kernel stack: stack map full or hash collision */
+	CAP_LOSS_USTACK_COLLISION = 1,	/* user stack: stack map full or hash collision */
+	CAP_LOSS_KSTACK_ERROR = 2,	/* kernel stack: any other bpf_get_stackid() error */
+	CAP_LOSS_USTACK_MISSING = 3,	/* user task without a readable user stack */
+	CAP_LOSS_COUNTS_FULL = 4,	/* counts hash map full: the event was not counted */
+	CAP_LOSS_KSTACK_TRUNCATED = 5,	/* kernel stack cut at the depth limit */
+	CAP_LOSS_USTACK_TRUNCATED = 6,	/* user stack cut at the depth limit */
+	CAP_LOSS_NOTIFY_DROPPED = 7,	/* new-process notifications dropped (ring buffer full) */
+	CAP_LOSS_MAPS_UNREAD = 8,	/* events of processes that exited before maps were read */
+	CAP_LOSS__COUNT
+};
+
+struct cap_losses {
+	uint32_t interval_seq;	/* the interval these losses happened in */
+	uint64_t counts[CAP_LOSS__COUNT];
+};
+
+/* Closing record: present only when stkrec exited cleanly. */
+struct cap_end {
+	uint32_t nintervals;
+	uint64_t end_ns;	/* CLOCK_MONOTONIC */
+	uint64_t events;	/* sum of all row counts written */
+};
+
+/*
+ * One decoded record. The union member is selected by type. Every pointer inside points into
+ * memory owned by the record (when decoded) or by the caller (when built for writing).
+ */
+struct cap_record {
+	uint16_t type;		/* enum cap_chunk_type */
+	union {
+		struct cap_meta meta;
+		struct cap_ksyms ksyms;
+		struct cap_procs procs;
+		struct cap_interval interval;
+		struct cap_losses losses;
+		struct cap_end end;
+	};
+	void *priv;		/* owned by format/: the decoder's allocations */
+};
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+struct cap_reader;
+
+/* One chunk as read from the file. data is lent until the next cap_reader__next()/__close(). */
+struct cap_chunk {
+	uint32_t index;		/* 0-based chunk number */
+	uint64_t offset;	/* file offset of the chunk header */
+	uint16_t type;		/* enum cap_chunk_type */
+	uint16_t flags;		/* CAP_CHUNK_F_* */
+	uint32_t len;		/* decompressed length of data */
+	const void *data;
+};
+
+/*
+ * Open a capture by path (mmap, read-only) and check the file header. Returns NULL with errno
+ * set: ENODATA shorter than the header, EINVAL bad magic, ENOTSUP newer major version, or the
+ * error of open()/mmap(). An empty file is ENODATA.
+ */
+struct cap_reader *cap_reader__open(const char *path);
+
+/* The same over a caller's buffer, which must outlive the reader (not copied). */
+struct cap_reader *cap_reader__open_mem(const void *buf, size_t len);
+
+/*
+ * Read the next chunk, verifying its checksum and decompressing it. Unknown optional chunk types
+ * are skipped here. Returns 1 with *chunk filled, 0 at a clean end of file, or a negative errno
+ * (see top of file). After an error every later call returns the same error;
+ * cap_reader__chunk_index() and __offset() then name the chunk that failed.
+ */
+int cap_reader__next(struct cap_reader *r, struct cap_chunk *chunk);
+
+/* Index and file offset of the chunk last returned or failed. */
+uint32_t cap_reader__chunk_index(const struct cap_reader *r);
+uint64_t cap_reader__offset(const struct cap_reader *r);
+
+/* Version of the file (from its header). */
+void cap_reader__version(const struct cap_reader *r, uint16_t *major, uint16_t *minor);
+
+void cap_reader__close(struct cap_reader *r);
+
+/*
+ * Decode a chunk into a newly allocated record (free with cap_record__free()). The record does
+ * not borrow from the chunk. Returns 0, -EBADMSG for a malformed payload, -EOVERFLOW past a limit,
+ * -ENOTSUP for a type this library cannot decode, -ENOMEM.
+ */
+int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out);
+void cap_record__free(struct cap_record *rec);
+
+/* Value of a metadata key, or NULL. Lent for the life of the record. */
+const char *cap_meta_get(const struct cap_meta *meta, const char *key);
+
+/* Human name of a loss kind ("kernel stacks lost to stack-map collisions"), never NULL. */
+const char *cap_loss_name(unsigned int kind);
+
+/* Name of a probe kind ("tracepoint", "uprobe", ...), never NULL. */
+const char *cap_probe_kind_name(unsigned int kind);
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+struct cap_writer;
+
+/*
+ * Create (or truncate) a capture at path with mode 0600 and write the file header. Returns NULL
+ * with errno set.
+ */
+struct cap_writer *cap_writer__open(const char *path);
+
+/*
+ * Encode rec, compress and checksum it and append it as one chunk. The chunk is mandatory or
+ * optional as docs/format.md says for its type. A failed write (e.g. -ENOSPC) truncates the file
+ * back to its last complete chunk, so the file stays readable; the error is returned.
+ */
+int cap_writer__put(struct cap_writer *w, const struct cap_record *rec);
+
+/* Append a raw chunk of any type and flags (tests and future types). Same errors as __put. */
+int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags,
+			const void *payload, size_t len);
+
+/* Bytes written so far (header included). */
+uint64_t cap_writer__size(const struct cap_writer *w);
+
+/* Flush to stable storage (fsync). Returns 0 or -errno. The writer stays open. */
+int cap_writer__finish(struct cap_writer *w);
+
+void cap_writer__close(struct cap_writer *w);
+
+/* CRC32C (Castagnoli) of buf, continuing from crc (start with 0). */
+uint32_t cap_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif /* STK_CAPTURE_H */

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/* kallsyms.c: the text symbols of /proc/kallsyms (modules included), sorted, for a KSYMS record. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec.h"
+
+int rec_kallsyms_line(const char *line, uint64_t *addr, char *name, size_t nsz, char *mod,
+		      size_t msz)
+{
+	const char *p, *end;
+	char type;
+	int pos = 0;
+	size_t n;
+
+	if (sscanf(line, "%" SCNx64 " %c %n", addr, &type, &pos) != 2 || !pos)
+		return -EINVAL;
+	p = line + pos;
+	n = strcspn(p, " \t\n");
+	if (!n || n >= nsz)
+		return -EINVAL;
+	/* Text symbols only: t/T (local/global), w/W (weak). */
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return 0;
+	memcpy(name, p, n);
+	name[n] = 0;
+	mod[0] = 0;
+	p += n;
+	p += strspn(p, " \t");
+	if (*p == '[') {
+		end = strchr(p, ']');
+		if (!end || (size_t)(end - p - 1) >= msz)
+			return -EINVAL;
+		memcpy(mod, p + 1, end - p - 1);
+		mod[end - p - 1] = 0;
+	}
+	return 1;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct cap_ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int push_ksym(struct cap_ksyms *k, uint32_t *cap, uint64_t addr, const char *name,
+		     const char *mod)
+{
+	struct cap_ksym *s;
+
+	if (k->count == *cap) {
+		uint32_t ncap = *cap ? *cap * 2 : 4096;
+
+		s = realloc(k->syms, ncap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		k->syms = s;
+		*cap = ncap;
+	}
+	s = &k->syms[k->count];
+	s->addr = addr;
+	s->name = strdup(name);
+	s->module = *mod ? strdup(mod) : NULL;
+	if (!s->name || (*mod && !s->module)) {
+		free(s->name);
+		free(s->module);
+		return -ENOMEM;
+	}
+	k->count++;
+	return 0;
+}
+
+int rec_kallsyms_read(const char *path, struct cap_ksyms *k)
+{
+	char line[1024], name[512], mod[256];
+	uint32_t cap = 0;
+	bool nonzero = false;
+	uint64_t addr;
+	int err = 0, r;
+	FILE *f = fopen(path, "r");
+
+	memset(k, 0, sizeof(*k));
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		r = rec_kallsyms_line(line, &addr, name, sizeof(name), mod, sizeof(mod));
+		if (r <= 0)
+			continue;
+		nonzero |= addr != 0;
+		err = push_ksym(k, &cap, addr, name, mod);
+	}
+	fclose(f);
+	if (err) {
+		rec_ksyms_free(k);
+		return err;
+	}
+	/* kptr_restrict shows every address as zero: the names alone locate nothing. */
+	if (!nonzero)
+		k->flags |= CAP_KSYMS_F_HIDDEN;
+	if (k->count)
+		qsort(k->syms, k->count, sizeof(*k->syms), cmp_ksym);
+	return 0;
+}
+
+void rec_ksyms_free(struct cap_ksyms *k)
+{
+	for (uint32_t i = 0; i < k->count; i++) {
+		free(k->syms[i].name);
+		free(k->syms[i].module);
+	}
+	free(k->syms);
+	memset(k, 0, sizeof(*k));
+}

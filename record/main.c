@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/* main.c: stkrec's entry point: options, privilege check, signals, rec_run(). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rec.h"
+
+static void on_signal(int sig)
+{
+	rec_stop = 1;
+}
+
+/* No SA_RESTART: the ring-buffer poll returns at once and the loop sees the flag. */
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct rec_opts opts;
+	int err;
+
+	err = rec_parse_opts(argc, argv, &opts);
+	if (err) {
+		rec_opts__free(&opts);
+		return err > 0 ? EXIT_SUCCESS : 2;
+	}
+	if (geteuid() != 0) {
+		rec_err(-EPERM, "must be run as root (BPF and perf events need CAP_BPF/CAP_PERFMON)");
+		rec_opts__free(&opts);
+		return EXIT_FAILURE;
+	}
+	catch_signals();
+	err = rec_run(&opts);
+	rec_opts__free(&opts);
+	return err ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/* meta.c: the META record: the keys listed in docs/format.md 4.1 and the probe list. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+#include "rec.h"
+
+struct kv_list {
+	struct cap_meta *m;
+	uint32_t cap;
+	int err;
+};
+
+static void put(struct kv_list *l, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void put(struct kv_list *l, const char *key, const char *fmt, ...)
+{
+	struct cap_kv *v;
+	va_list ap;
+	int n;
+
+	if (l->err)
+		return;
+	if (l->m->nkv == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 32;
+		v = realloc(l->m->kv, l->cap * sizeof(*v));
+		if (!v) {
+			l->err = -ENOMEM;
+			return;
+		}
+		l->m->kv = v;
+	}
+	v = &l->m->kv[l->m->nkv];
+	v->key = strdup(key);
+	va_start(ap, fmt);
+	n = vasprintf(&v->value, fmt, ap);
+	va_end(ap);
+	if (!v->key || n < 0) {
+		free(v->key);
+		l->err = -ENOMEM;
+		return;
+	}
+	l->m->nkv++;
+}
+
+/* First line of a small /proc file, newline stripped; "" when unreadable. */
+static void read_line(const char *path, char *buf, size_t sz)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (!fgets(buf, sz, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static char *join_ids(const uint32_t *ids, uint32_t n)
+{
+	char *s = calloc(1, n * 11 + 1);
+
+	if (!s)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		sprintf(s + strlen(s), "%s%u", i ? "," : "", ids[i]);
+	return s;
+}
+
+static char *join_argv(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void put_host(struct kv_list *l)
+{
+	struct utsname u;
+	char buf[128];
+
+	uname(&u);
+	put(l, "host", "%s", u.nodename);
+	put(l, "kernel", "%s", u.release);
+	put(l, "arch", "%s", u.machine);
+	put(l, "ncpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	read_line("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	put(l, "boot_id", "%s", buf);
+	put(l, "tool_version", "%s", STK_VERSION);
+	read_line("/proc/sys/kernel/kptr_restrict", buf, sizeof(buf));
+	put(l, "kptr_restrict", "%s", buf);
+}
+
+static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs, uint32_t depth,
+			const char *pids)
+{
+	char *argv = join_argv(o->argc, o->argv), *tids = join_ids(o->tids, o->ntids);
+
+	if (!argv || !tids)
+		l->err = -ENOMEM;
+	put(l, "argv", "%s", argv ? argv : "");
+	put(l, "mode", "%s", nspecs ? "count" : "profile");
+	put(l, "freq_hz", "%u", nspecs ? 0 : o->freq_hz);
+	put(l, "period", "%llu", nspecs ? 0ull : (unsigned long long)o->period);
+	put(l, "interval_s", "%u", o->interval_s);
+	put(l, "duration_s", "%u", o->duration_s);
+	put(l, "pid_filter", "%s", pids);
+	put(l, "tid_filter", "%s", tids ? tids : "");
+	if (o->cpu >= 0)
+		put(l, "cpu_filter", "%d", o->cpu);
+	else
+		put(l, "cpu_filter", "%s", "");
+	put(l, "stacks", "%s", o->kernel_only ? "kernel" : o->user_only ? "user" : "kernel,user");
+	put(l, "include_idle", "%d", o->include_idle);
+	put(l, "perf_event_max_stack", "%u", depth);
+	put(l, "stack_storage_size", "%u", o->stack_storage_size);
+	put(l, "hash_storage_size", "%u", o->hash_storage_size);
+	free(argv);
+	free(tids);
+}
+
+static int put_probes(struct cap_meta *m, const struct rec_opts *o, const struct rec_spec *specs,
+		      int n, uint32_t nperf)
+{
+	int count = n ? n : 1;
+
+	m->probes = calloc(count, sizeof(*m->probes));
+	if (!m->probes)
+		return -ENOMEM;
+	m->nprobes = count;
+	if (!n) {
+		m->probes[0].kind = CAP_PROBE_SAMPLE;
+		m->probes[0].nattached = nperf;
+		if (o->period)
+			return asprintf(&m->probes[0].spec, "profile:period:%llu",
+					(unsigned long long)o->period) < 0 ? -ENOMEM : 0;
+		return asprintf(&m->probes[0].spec, "profile:hz:%u", o->freq_hz) < 0 ? -ENOMEM : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		m->probes[i].id = specs[i].id;
+		m->probes[i].kind = specs[i].kind;
+		m->probes[i].nattached = specs[i].nattached;
+		m->probes[i].spec = strdup(specs[i].text);
+		if (!m->probes[i].spec)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int rec_meta_build(const struct rec_opts *o, const struct rec_spec *specs, int nspecs,
+		   uint32_t nperf, uint32_t depth, uint64_t mono_ns, const char *pid_filter,
+		   struct cap_meta *m)
+{
+	struct kv_list l = { .m = m };
+	char *pids = pid_filter ? NULL : join_ids(o->pids, o->npids);
+	uint64_t mono, real;
+
+	memset(m, 0, sizeof(*m));
+	put_host(&l);
+	put_options(&l, o, nspecs, depth, pid_filter ? pid_filter : pids ? pids : "");
+	free(pids);
+	/* One pair read back to back: maps interval timestamps (monotonic) to wall time. */
+	mono = rec_now_ns();
+	real = real_ns();
+	put(&l, "clock", "%s", "monotonic");
+	put(&l, "clock.mono_ns", "%llu", (unsigned long long)mono);
+	put(&l, "clock.real_ns", "%llu", (unsigned long long)real);
+	put(&l, "start.mono_ns", "%llu", (unsigned long long)mono_ns);
+	if (!l.err)
+		l.err = put_probes(m, o, specs, nspecs, nperf);
+	if (l.err)
+		rec_meta_free(m);
+	return l.err;
+}
+
+void rec_meta_free(struct cap_meta *m)
+{
+	for (uint32_t i = 0; i < m->nkv; i++) {
+		free(m->kv[i].key);
+		free(m->kv[i].value);
+	}
+	for (uint32_t i = 0; i < m->nprobes; i++)
+		free(m->probes[i].spec);
+	free(m->kv);
+	free(m->probes);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/* opts.c: stkrec's command line (getopt_long) into struct rec_opts. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec.h"
+
+enum {
+	OPT_STACK_STORAGE = 256,
+	OPT_HASH_STORAGE,
+};
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 'L' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "duration", required_argument, NULL, 'D' },
+	{ "regexp", no_argument, NULL, 'r' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "include-idle", no_argument, NULL, 'I' },
+	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+	{ "hash-storage-size", required_argument, NULL, OPT_HASH_STORAGE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+static const char usage_text[] =
+	"usage: stkrec [OPTIONS] [SPEC...] [-- COMMAND [ARG...]]\n"
+	"Count stack traces in the kernel with eBPF and write them to a capture file.\n"
+	"\n"
+	"SPEC (bcc stackcount syntax; none: timed sampling of all CPUs, like bcc profile):\n"
+	"  t:CATEGORY:EVENT       tracepoint (wildcards in both parts)\n"
+	"  LIB:FUNC, p:LIB:FUNC   uprobe on FUNC in LIB (c = libc), /path/to/binary:FUNC\n"
+	"  u:LIB:PROBE            USDT probe\n"
+	"  FUNC, p::FUNC          kernel function (kprobe)\n"
+	"\n"
+	"  -o, --output FILE          capture file (default stkrec.stk)\n"
+	"  -p, --pid PID[,PID..]      only these processes\n"
+	"  -L, --tid TID[,TID..]      only these threads\n"
+	"  -K, --kernel-stacks-only   -U, --user-stacks-only\n"
+	"  -i, --interval SECS        snapshot interval (default 1)\n"
+	"  -D, --duration SECS        stop after SECS\n"
+	"  -r, --regexp               SPEC patterns are regular expressions\n"
+	"  -F, --frequency HZ         sampling frequency (default 49)\n"
+	"  -c, --count N              sample every N events instead of -F\n"
+	"  -C, --cpu CPU              sample this CPU only\n"
+	"  -I, --include-idle         keep the idle task (pid 0)\n"
+	"      --stack-storage-size N stack-map entries (default 16384)\n"
+	"      --hash-storage-size N  counts-map entries (default 40960)\n"
+	"  -q, --quiet                no live status line\n"
+	"  -h, --help                 -V, --version\n"
+	"  -- COMMAND ARGS            run COMMAND, trace only it, stop when it exits\n";
+
+int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n)
+{
+	uint32_t *v = NULL, count = 0;
+	const char *p = s;
+	int err = -EINVAL;
+
+	if (!*s)
+		return -EINVAL;
+	while (*p) {
+		char buf[16];
+		size_t len = strcspn(p, ",");
+		uint64_t id;
+		uint32_t *nv;
+
+		if (!len || len >= sizeof(buf))
+			goto out;
+		memcpy(buf, p, len);
+		buf[len] = 0;
+		if (rec_parse_u64(buf, 1, INT_MAX, &id))
+			goto out;
+		nv = realloc(v, (count + 1) * sizeof(*v));
+		if (!nv) {
+			err = -ENOMEM;
+			goto out;
+		}
+		v = nv;
+		v[count++] = id;
+		p += len;
+		if (*p == ',' && !*++p)
+			goto out;	/* trailing comma */
+	}
+	*ids = v;
+	*n = count;
+	return 0;
+out:
+	free(v);
+	return err;
+}
+
+static int usage_err(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "stkrec: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'stkrec --help' for more information.\n");
+	return -EINVAL;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* The "--" that starts COMMAND; getopt would swallow it, so find it first. */
+static int command_index(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return i;
+	return argc;
+}
+
+static int parse_one(int c, const char *arg, struct rec_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return usage_err("empty output file name%s", "");
+		o->output = arg;
+		return 0;
+	case 'p':
+		free(o->pids);
+		o->pids = NULL;
+		if (rec_parse_id_list(arg, &o->pids, &o->npids))
+			return usage_err("invalid pid list '%s'", arg);
+		return 0;
+	case 'L':
+		free(o->tids);
+		o->tids = NULL;
+		if (rec_parse_id_list(arg, &o->tids, &o->ntids))
+			return usage_err("invalid thread id list '%s'", arg);
+		return 0;
+	case 'K':
+		o->kernel_only = true;
+		return 0;
+	case 'U':
+		o->user_only = true;
+		return 0;
+	case 'i':
+		if (rec_parse_u64(arg, 1, 86400, &v))
+			return usage_err("invalid interval '%s' (seconds, 1 to 86400)", arg);
+		o->interval_s = v;
+		return 0;
+	case 'D':
+		if (rec_parse_u64(arg, 1, UINT_MAX, &v))
+			return usage_err("invalid duration '%s' (seconds, at least 1)", arg);
+		o->duration_s = v;
+		return 0;
+	case 'r':
+		o->regexp = true;
+		return 0;
+	case 'F':
+		if (rec_parse_u64(arg, 1, 100000, &v))
+			return usage_err("invalid frequency '%s' (1 to 100000 Hz)", arg);
+		o->freq_hz = v;
+		o->period = 0;
+		return 0;
+	case 'c':
+		if (rec_parse_u64(arg, 1, UINT64_MAX >> 1, &v))
+			return usage_err("invalid sample period '%s'", arg);
+		o->period = v;
+		o->freq_hz = 0;
+		return 0;
+	case 'C':
+		if (rec_parse_u64(arg, 0, 65535, &v))
+			return usage_err("invalid cpu '%s'", arg);
+		o->cpu = v;
+		return 0;
+	case 'I':
+		o->include_idle = true;
+		return 0;
+	case OPT_STACK_STORAGE:
+		if (rec_parse_u64(arg, 1, 1u << 24, &v))
+			return usage_err("invalid --stack-storage-size '%s' (1 to 16777216)", arg);
+		o->stack_storage_size = v;
+		return 0;
+	case OPT_HASH_STORAGE:
+		if (rec_parse_u64(arg, 1, 1u << 24, &v))
+			return usage_err("invalid --hash-storage-size '%s' (1 to 16777216)", arg);
+		o->hash_storage_size = v;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'h':
+		fputs(usage_text, stdout);
+		return 1;
+	case 'V':
+		printf("stkrec %s\n", STK_VERSION);
+		return 1;
+	default:
+		fprintf(stderr, "Try 'stkrec --help' for more information.\n");
+		return -EINVAL;
+	}
+}
+
+static void set_defaults(struct rec_opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof(*o));
+	o->output = "stkrec.stk";
+	o->interval_s = 1;
+	o->freq_hz = 49;
+	o->cpu = -1;
+	o->stack_storage_size = 16384;
+	o->hash_storage_size = 40960;
+	o->argc = argc;
+	o->argv = argv;
+}
+
+int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
+{
+	int cmd = command_index(argc, argv);
+	int c, err;
+
+	set_defaults(o, argc, argv);
+	optind = 1;
+	opterr = 1;
+	while ((c = getopt_long(cmd, argv, "o:p:L:KUi:D:rF:c:C:IqhV", long_opts, NULL)) != -1) {
+		err = parse_one(c, optarg, o);
+		if (err)
+			return err;
+	}
+	o->specs = argv + optind;
+	o->nspecs = cmd - optind;
+	if (cmd < argc) {
+		if (cmd + 1 >= argc)
+			return usage_err("no COMMAND after '--'%s", "");
+		o->command = argv + cmd + 1;
+	}
+	if (o->kernel_only && o->user_only)
+		return usage_err("-K and -U exclude each other%s", "");
+	/* bcc profile: a trailing all-digit positional argument is the duration. */
+	if (o->nspecs == 1 && all_digits(o->specs[0])) {
+		uint64_t v;
+
+		if (rec_parse_u64(o->specs[0], 1, UINT_MAX, &v))
+			return usage_err("invalid duration '%s'", o->specs[0]);
+		o->duration_s = v;
+		o->nspecs = 0;
+	}
+	if (o->command && o->npids)
+		return usage_err("-p and -- COMMAND exclude each other%s", "");
+	return 0;
+}
+
+void rec_opts__free(struct rec_opts *o)
+{
+	free(o->pids);
+	free(o->tids);
+	o->pids = NULL;
+	o->tids = NULL;
+}
+
+int rec_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("stkrec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return err;
+}

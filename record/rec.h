@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rec.h: internal interfaces of record/ (stkrec). Nothing outside record/ and tests/unit/rec_*
+ * includes it.
+ */
+#ifndef STK_REC_H
+#define STK_REC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stk/capture.h"
+
+/* ---- options (opts.c) ------------------------------------------------------------------ */
+
+struct rec_opts {
+	const char *output;
+	uint32_t *pids;
+	uint32_t npids;
+	uint32_t *tids;
+	uint32_t ntids;
+	bool kernel_only;	/* -K */
+	bool user_only;		/* -U */
+	unsigned int interval_s;
+	unsigned int duration_s;	/* 0: until Ctrl-C (or the command exits) */
+	bool regexp;
+	unsigned int freq_hz;	/* 0 when -c is used */
+	uint64_t period;	/* -c N, 0 when -F */
+	int cpu;		/* -C, -1 for all */
+	bool include_idle;
+	uint32_t stack_storage_size;
+	uint32_t hash_storage_size;
+	bool quiet;
+	int nspecs;
+	char **specs;		/* borrowed from argv */
+	char **command;		/* NULL-terminated, borrowed from argv; NULL without -- */
+	int argc;
+	char **argv;
+};
+
+/*
+ * Parse argv into opts (which borrows argv's strings; free with rec_opts__free()). Returns 0 to
+ * run, 1 when --help or --version was printed (exit 0), -EINVAL on a usage error (already
+ * printed, exit 2).
+ */
+int rec_parse_opts(int argc, char **argv, struct rec_opts *opts);
+void rec_opts__free(struct rec_opts *opts);
+
+/* Parse "1,2,3" into a new array; -EINVAL on anything but positive decimal ids. */
+int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n);
+
+/* Parse a decimal number in [min, max]; -EINVAL otherwise. */
+int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* ---- messages ----------------------------------------------------------------------------- */
+
+/* Print `stkrec: MESSAGE` on stderr; returns err so callers can `return rec_err(-E, ...)`. */
+int rec_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- probe specs (spec.c) ------------------------------------------------------------------ */
+
+/* One attach point of a spec. */
+struct rec_target {
+	char *name;		/* function, "category:event", or USDT probe name */
+	char *provider;		/* USDT provider */
+	uint64_t offset;	/* uprobe: file offset of the function */
+	uint32_t nsites;	/* USDT: call sites of provider:name */
+};
+
+struct rec_spec {
+	const char *text;	/* as the user wrote it */
+	uint32_t id;		/* position on the command line: the BPF cookie */
+	uint32_t kind;		/* enum cap_probe_kind */
+	char *pattern;		/* function / event / probe pattern */
+	char *lib;		/* the LIB part as written, "" if none */
+	char *path;		/* resolved binary for uprobes and USDT */
+	uint32_t ntargets;
+	struct rec_target *targets;
+	uint32_t nattached;	/* set by probe.c */
+};
+
+/* How bcc's stackcount splits a spec: type ('p', 't', 'u'), library, pattern. */
+struct rec_spec_parts {
+	char type;
+	char lib[4096];
+	char pattern[4096];
+};
+
+/* Split a spec the bcc way. -EINVAL (with a message) for a malformed one. */
+int rec_spec_split(const char *text, struct rec_spec_parts *parts);
+
+/*
+ * Match name against a pattern: `*` wildcards (fnmatch, whole name), or with regexp a POSIX
+ * extended regular expression found anywhere in the name. Returns 1, 0, or -EINVAL for a bad
+ * regular expression.
+ */
+int rec_match(const char *pattern, const char *name, bool regexp);
+
+/* Parse one `ldconfig -p` line: copy the soname and the path. Returns 0, or -EINVAL. */
+int rec_ldconfig_line(const char *line, char *soname, size_t sz, char *path, size_t psz);
+
+/* Does soname belong to library name ("c" matches "libc.so.6", "libc.so")? */
+bool rec_soname_matches(const char *lib, const char *soname);
+
+/*
+ * Resolve LIB to a path as bcc does: a path with '/', the mappings of pid (when pid > 0), the
+ * ld.so cache (lib<LIB>.so*), then an executable in PATH. Returns a new string or NULL (ENOENT).
+ */
+char *rec_resolve_lib(const char *lib, int pid);
+
+/*
+ * Parse and resolve every spec (tracepoints listed, functions and USDT probes enumerated).
+ * Prints a one-line error naming the input and returns a negative errno on failure.
+ */
+int rec_specs__resolve(const struct rec_opts *opts, struct rec_spec **specs, int *nspecs);
+void rec_specs__free(struct rec_spec *specs, int nspecs);
+
+/* Mount tracefs when needed; returns its directory, or NULL with errno set. */
+const char *rec_tracefs(void);
+
+/* Function symbols of an ELF file matching pattern, as file offsets (deduplicated by offset). */
+int rec_elf_functions(const char *path, const char *pattern, bool regexp,
+		      struct rec_target **targets, uint32_t *n);
+/* USDT probes (.note.stapsdt) matching pattern, one target per provider:name. */
+int rec_elf_usdt(const char *path, const char *pattern, bool regexp,
+		 struct rec_target **targets, uint32_t *n);
+
+/* ---- kernel function support (kfunc.c) ------------------------------------------------------ */
+
+enum rec_kfunc_mode {
+	REC_KFUNC_NONE = 0,
+	REC_KFUNC_KPROBE_MULTI,
+	REC_KFUNC_KPROBE,
+	REC_KFUNC_FENTRY,
+};
+
+/* What this kernel offers for kernel functions; *fentry_err gets fentry's load error (or 0). */
+enum rec_kfunc_mode rec_kfunc_mode(const char *func, int *fentry_err);
+
+/* ---- BPF probes (probe.c: the only file that includes the skeleton) ------------------------ */
+
+struct rec_probe;
+
+/* The map fds and knobs snapshot.c works with. */
+struct rec_maps {
+	int counts_fd[2];
+	int stacks_fd[2];
+	int stats_fd;
+	volatile uint32_t *gen;
+	uint32_t depth;		/* frames per stack-map value */
+	uint32_t stack_entries;
+};
+
+/* Open, size, load and attach. Errors are printed; returns NULL with errno set. */
+struct rec_probe *rec_probe__open(const struct rec_opts *opts, struct rec_spec *specs, int nspecs,
+				  int child_pid);
+const struct rec_maps *rec_probe__maps(const struct rec_probe *p);
+/* The ring buffer of stk_notify messages; handler called per message. */
+int rec_probe__poll(struct rec_probe *p, int timeout_ms);
+void rec_probe__set_notify_handler(struct rec_probe *p, int (*fn)(void *ctx, void *data, size_t),
+				   void *ctx);
+void rec_probe__close(struct rec_probe *p);
+
+/* Number of CPUs sampled (probe nattached for sampling). */
+uint32_t rec_probe__nperf(const struct rec_probe *p);
+
+/* ---- processes (procmaps.c) ---------------------------------------------------------------- */
+
+struct rec_procs;
+
+struct rec_procs *rec_procs__new(void);
+void rec_procs__free(struct rec_procs *ps);
+/*
+ * Read /proc/PID now (first seen, exec, or exit-stop). A known process is read again only when
+ * force is set (exec) or its start time changed (pid reuse). Returns 0 or -errno.
+ */
+int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force);
+/*
+ * Make sure pid was read: read it now if not (an exited process gets CAP_PROC_F_NO_MAPS and
+ * comm). Returns whether its maps are known.
+ */
+bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm);
+/* The processes read since the last call, for a PROCS record; lent until rec_procs__written(). */
+void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out);
+void rec_procs__written(struct rec_procs *ps);
+
+/* Parse one /proc/PID/maps line; returns 1 for an executable mapping, 0 to skip, -EINVAL. */
+int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t psz);
+/* Parse /proc/PID/stat: comm and starttime (clock ticks). */
+int rec_stat_line(const char *line, char *comm, size_t csz, uint64_t *start_ticks);
+
+/* ---- snapshot (snapshot.c) ------------------------------------------------------------------ */
+
+struct rec_drain_stats {
+	uint64_t losses[CAP_LOSS__COUNT];
+	uint64_t events;
+};
+
+/*
+ * Drain generation g (idle): every count, every stack it references (deduplicated by content),
+ * then clear both maps. Fills iv (stacks and rows owned by iv, free with rec_interval_free()).
+ */
+int rec_drain(const struct rec_maps *maps, unsigned int g, struct cap_interval *iv,
+	      struct rec_drain_stats *st);
+void rec_interval_free(struct cap_interval *iv);
+/* Flip the generation and wait until no program still writes the old one; returns it. */
+unsigned int rec_flip(const struct rec_maps *maps);
+/* Read and sum the per-CPU stats, returning deltas since the previous call in prev. */
+int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta, int nstats);
+
+/* Dedupe helper, exposed for tests: index (1-based) of ips in the table, added if new. */
+struct rec_stack_table;
+struct rec_stack_table *rec_stack_table__new(void);
+void rec_stack_table__free(struct rec_stack_table *t);
+int rec_stack_table__add(struct rec_stack_table *t, const uint64_t *ips, uint32_t nips,
+			 uint32_t flags);
+/* Move the stacks out into an array (the table is left empty). */
+uint32_t rec_stack_table__take(struct rec_stack_table *t, struct cap_stack **out);
+
+/* Count the frames of a stack-map value (it ends at the first zero). */
+uint32_t rec_stack_depth(const uint64_t *ips, uint32_t max);
+
+/* ---- kallsyms, metadata ------------------------------------------------------------------- */
+
+/* Parse one /proc/kallsyms line: 1 for a text symbol, 0 to skip, -EINVAL. */
+int rec_kallsyms_line(const char *line, uint64_t *addr, char *name, size_t nsz, char *mod,
+		      size_t msz);
+int rec_kallsyms_read(const char *path, struct cap_ksyms *out);
+void rec_ksyms_free(struct cap_ksyms *k);
+
+int rec_meta_build(const struct rec_opts *opts, const struct rec_spec *specs, int nspecs,
+		   uint32_t nperf, uint32_t depth, uint64_t mono_ns, const char *pid_filter,
+		   struct cap_meta *meta);
+void rec_meta_free(struct cap_meta *meta);
+
+/* ---- -- COMMAND (child.c) ------------------------------------------------------------------- */
+
+struct rec_child;
+
+/* Fork COMMAND, held before exec until rec_child__go(). NULL with errno set. */
+struct rec_child *rec_child__start(char **argv);
+int rec_child__pid(const struct rec_child *c);
+int rec_child__go(struct rec_child *c);
+/* Handle ptrace stops (reading maps at the exit stop); true once the command has exited. */
+bool rec_child__poll(struct rec_child *c, struct rec_procs *procs);
+void rec_child__close(struct rec_child *c);
+
+/* ---- the run (run.c) ------------------------------------------------------------------------ */
+
+/* Set by the SIGINT/SIGTERM handler in main.c. */
+extern volatile int rec_stop;
+
+int rec_run(const struct rec_opts *opts);
+
+uint64_t rec_now_ns(void);
+
+#endif /* STK_REC_H */

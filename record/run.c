@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run.c: one recording. Resolve the specs, attach, and only then create the capture (a failed
+ * setup leaves no file). Then per interval: poll the notification ring buffer (reading
+ * processes as they appear), flip and drain at the deadline, and write PROCS, INTERVAL, LOSSES.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rec.h"
+#include <linux/types.h>
+
+#include "stk/abi.h"
+
+volatile int rec_stop;
+
+/* Poll period: short enough to read short-lived processes, long enough to cost nothing. */
+#define POLL_MS 20
+#define NS_PER_SEC 1000000000ull
+
+struct run {
+	const struct rec_opts *o;
+	struct rec_spec *specs;
+	int nspecs;
+	struct rec_probe *probe;
+	struct rec_procs *procs;
+	struct rec_child *child;
+	struct cap_writer *w;
+	uint64_t stats_prev[STK_STAT__COUNT];
+	uint32_t seq;
+	uint64_t iv_start;
+	uint64_t events, stacks, lost;
+	uint64_t last_status;
+	bool status_shown;
+};
+
+static int on_notify(void *ctx, void *data, size_t len)
+{
+	struct run *r = ctx;
+	const struct stk_notify *n = data;
+
+	if (len < sizeof(*n))
+		return 0;
+	/*
+	 * BPF notifies a tgid again only after an exec (it forgets the tgid then), a pid reuse, or
+	 * an LRU eviction: each time the mappings may have changed, so read them again. A process
+	 * may be gone already; the interval end records it without maps.
+	 */
+	rec_procs__note(r->procs, n->tgid, true);
+	return 0;
+}
+
+/* ---- messages ---------------------------------------------------------------------------- */
+
+static void print_banner(const struct run *r)
+{
+	const struct rec_opts *o = r->o;
+	const char *stacks = o->kernel_only ? "kernel" : o->user_only ? "user" : "user + kernel";
+	char who[64];
+
+	for (int i = 0; i < r->nspecs; i++)
+		fprintf(stderr, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
+			r->specs[i].nattached, r->specs[i].text);
+	if (r->nspecs)
+		return;
+	/* bcc profile's wording. */
+	if (o->npids)
+		snprintf(who, sizeof(who), "PID %u%s", o->pids[0], o->npids > 1 ? ",..." : "");
+	else if (o->ntids)
+		snprintf(who, sizeof(who), "TID %u%s", o->tids[0], o->ntids > 1 ? ",..." : "");
+	else
+		snprintf(who, sizeof(who), "all threads");
+	if (o->period)
+		fprintf(stderr, "Sampling at %llu events of %s by %s stack",
+			(unsigned long long)o->period, who, stacks);
+	else
+		fprintf(stderr, "Sampling at %u Hertz of %s by %s stack", o->freq_hz, who, stacks);
+	if (o->cpu >= 0)
+		fprintf(stderr, " on CPU#%d", o->cpu);
+	if (o->duration_s)
+		fprintf(stderr, " for %u secs.\n", o->duration_s);
+	else
+		fprintf(stderr, "... Hit Ctrl-C to end.\n");
+}
+
+static void human_size(uint64_t b, char *buf, size_t sz)
+{
+	if (b < 10240)
+		snprintf(buf, sz, "%llu B", (unsigned long long)b);
+	else if (b < 10ull << 20)
+		snprintf(buf, sz, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, sz, "%.1f MiB", b / 1048576.0);
+}
+
+static bool status_wanted(const struct run *r)
+{
+	return !r->o->quiet && isatty(STDERR_FILENO);
+}
+
+static void show_status(struct run *r, uint64_t now)
+{
+	char size[32];
+
+	if (!status_wanted(r) || now - r->last_status < NS_PER_SEC)
+		return;
+	r->last_status = now;
+	human_size(cap_writer__size(r->w), size, sizeof(size));
+	fprintf(stderr, "\r%lu events, %u stacks, %lu lost, %s\033[K", (unsigned long)r->events,
+		(unsigned int)r->stacks, (unsigned long)r->lost, size);
+	r->status_shown = true;
+}
+
+static void clear_status(struct run *r)
+{
+	if (r->status_shown)
+		fprintf(stderr, "\r\033[K");
+}
+
+/* ---- one interval --------------------------------------------------------------------------- */
+
+/* Map the BPF stats to the capture's loss kinds (abi.h enum stk_stat -> capture.h cap_loss). */
+static void add_bpf_losses(const uint64_t *delta, uint64_t *losses)
+{
+	losses[CAP_LOSS_KSTACK_COLLISION] += delta[STK_STAT_KSTACK_COLLISION];
+	losses[CAP_LOSS_USTACK_COLLISION] += delta[STK_STAT_USTACK_COLLISION];
+	losses[CAP_LOSS_KSTACK_ERROR] += delta[STK_STAT_KSTACK_ERROR];
+	losses[CAP_LOSS_USTACK_MISSING] += delta[STK_STAT_USTACK_MISSING];
+	losses[CAP_LOSS_COUNTS_FULL] += delta[STK_STAT_COUNTS_FULL];
+	losses[CAP_LOSS_NOTIFY_DROPPED] += delta[STK_STAT_NOTIFY_DROPPED];
+}
+
+/* Every row's process must be in the file before the row: read the ones not seen yet. */
+static void ensure_processes(struct run *r, const struct cap_interval *iv, uint64_t *losses)
+{
+	for (uint32_t i = 0; i < iv->nrows; i++) {
+		const struct cap_row *row = &iv->rows[i];
+
+		if (!rec_procs__ensure(r->procs, row->pid, row->comm) && row->ustack)
+			losses[CAP_LOSS_MAPS_UNREAD] += row->count;
+	}
+}
+
+static int put_procs(struct run *r)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_PROCS };
+	int err;
+
+	rec_procs__pending(r->procs, &rec.procs);
+	if (!rec.procs.count)
+		return 0;
+	err = cap_writer__put(r->w, &rec);
+	rec_procs__written(r->procs);
+	return err;
+}
+
+static int write_interval(struct run *r)
+{
+	const struct rec_maps *maps = rec_probe__maps(r->probe);
+	struct cap_record iv = { .type = CAP_CHUNK_INTERVAL }, lo = { .type = CAP_CHUNK_LOSSES };
+	struct rec_drain_stats st = { 0 };
+	uint64_t delta[STK_STAT__COUNT] = { 0 };
+	unsigned int g;
+	int err;
+
+	rec_probe__poll(r->probe, 0);
+	iv.interval.end_ns = rec_now_ns();
+	g = rec_flip(maps);
+	err = rec_read_stats(maps, r->stats_prev, delta, STK_STAT__COUNT);
+	if (!err)
+		err = rec_drain(maps, g, &iv.interval, &st);
+	if (err) {
+		rec_interval_free(&iv.interval);
+		return rec_err(err, "cannot read the BPF maps: %s", strerror(-err));
+	}
+	iv.interval.seq = r->seq;
+	iv.interval.start_ns = r->iv_start;
+	r->iv_start = iv.interval.end_ns;
+	add_bpf_losses(delta, st.losses);
+	rec_probe__poll(r->probe, 0);	/* notifications of the rows just drained */
+	ensure_processes(r, &iv.interval, st.losses);
+	err = put_procs(r);
+	if (!err)
+		err = cap_writer__put(r->w, &iv);
+	lo.losses.interval_seq = r->seq;
+	memcpy(lo.losses.counts, st.losses, sizeof(st.losses));
+	if (!err)
+		err = cap_writer__put(r->w, &lo);
+	r->events += st.events;
+	r->stacks += iv.interval.nkstacks + iv.interval.nustacks;
+	for (int i = 0; i < CAP_LOSS__COUNT; i++)
+		r->lost += st.losses[i];
+	rec_interval_free(&iv.interval);
+	if (err)
+		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
+	r->seq++;
+	return 0;
+}
+
+static int loop(struct run *r)
+{
+	const struct rec_opts *o = r->o;
+	uint64_t start = r->iv_start, interval = o->interval_s * NS_PER_SEC;
+	uint64_t deadline = start + interval, end = o->duration_s ? start + o->duration_s * NS_PER_SEC : 0;
+	bool stop = false;
+	int err;
+
+	while (!stop) {
+		uint64_t now = rec_now_ns();
+		int timeout = deadline > now ? (deadline - now) / 1000000 : 0;
+
+		rec_probe__poll(r->probe, timeout < POLL_MS ? timeout : POLL_MS);
+		now = rec_now_ns();
+		if (r->child && rec_child__poll(r->child, r->procs))
+			stop = true;
+		if (rec_stop || (end && now >= end))
+			stop = true;
+		show_status(r, now);
+		if (!stop && now < deadline)
+			continue;
+		err = write_interval(r);
+		if (err)
+			return err;
+		deadline += interval;
+		if (deadline <= now)
+			deadline = now + interval;	/* a drain that took longer than an interval */
+	}
+	return 0;
+}
+
+/* ---- setup ------------------------------------------------------------------------------------- */
+
+static int write_header(struct run *r, uint32_t nperf, uint64_t start)
+{
+	const struct rec_maps *maps = rec_probe__maps(r->probe);
+	struct cap_record meta = { .type = CAP_CHUNK_META }, ks = { .type = CAP_CHUNK_KSYMS };
+	char pid[16];
+	int err;
+
+	snprintf(pid, sizeof(pid), "%d", rec_child__pid(r->child));
+	err = rec_meta_build(r->o, r->specs, r->nspecs, nperf, maps->depth, start,
+			     r->child ? pid : NULL, &meta.meta);
+	if (err)
+		return rec_err(err, "cannot build the metadata: %s", strerror(-err));
+	err = cap_writer__put(r->w, &meta);
+	rec_meta_free(&meta.meta);
+	if (err)
+		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
+	err = rec_kallsyms_read("/proc/kallsyms", &ks.ksyms);
+	if (err)
+		return rec_err(err, "cannot read /proc/kallsyms: %s", strerror(-err));
+	err = cap_writer__put(r->w, &ks);
+	rec_ksyms_free(&ks.ksyms);
+	if (err)
+		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
+	return 0;
+}
+
+static int setup(struct run *r)
+{
+	const struct rec_opts *o = r->o;
+	int err;
+
+	err = rec_specs__resolve(o, &r->specs, &r->nspecs);
+	if (err)
+		return err;
+	r->procs = rec_procs__new();
+	if (!r->procs)
+		return rec_err(-ENOMEM, "out of memory");
+	if (o->command) {
+		r->child = rec_child__start(o->command);
+		if (!r->child)
+			return rec_err(-errno, "cannot start '%s': %s", o->command[0],
+				       strerror(errno));
+	}
+	r->probe = rec_probe__open(o, r->specs, r->nspecs, rec_child__pid(r->child));
+	if (!r->probe)
+		return -errno;
+	rec_probe__set_notify_handler(r->probe, on_notify, r);
+	return 0;
+}
+
+int rec_run(const struct rec_opts *o)
+{
+	struct run r = { .o = o };
+	bool created = false;
+	int err;
+
+	err = setup(&r);
+	if (err)
+		goto out;
+	r.w = cap_writer__open(o->output);
+	if (!r.w) {
+		err = rec_err(-errno, "cannot create %s: %s", o->output, strerror(errno));
+		goto out;
+	}
+	created = true;
+	r.iv_start = rec_now_ns();
+	err = write_header(&r, rec_probe__nperf(r.probe), r.iv_start);
+	if (err)
+		goto out;
+	print_banner(&r);
+	if (r.child) {
+		err = rec_child__go(r.child);
+		if (err) {
+			rec_err(err, "cannot start '%s': %s", o->command[0], strerror(-err));
+			goto out;
+		}
+	}
+	created = false;	/* from here on a partial capture is worth keeping */
+	err = loop(&r);
+	clear_status(&r);
+	if (!err) {
+		struct cap_record end = { .type = CAP_CHUNK_END };
+
+		end.end.nintervals = r.seq;
+		end.end.end_ns = rec_now_ns();
+		end.end.events = r.events;
+		err = cap_writer__put(r.w, &end);
+		if (!err)
+			err = cap_writer__finish(r.w);
+		if (err)
+			rec_err(err, "cannot write to %s: %s", o->output, strerror(-err));
+	}
+	if (!err)
+		fprintf(stderr, "stkrec: wrote %u intervals, %llu events, %llu bytes to %s\n", r.seq,
+			(unsigned long long)r.events, (unsigned long long)cap_writer__size(r.w),
+			o->output);
+out:
+	rec_child__close(r.child);
+	cap_writer__close(r.w);
+	if (created)
+		unlink(o->output);
+	rec_probe__close(r.probe);
+	rec_procs__free(r.procs);
+	rec_specs__free(r.specs, r.nspecs);
+	return err;
+}

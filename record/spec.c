@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * spec.c: probe specs as bcc's stackcount reads them, and their targets: tracepoints listed from
+ * tracefs, kernel functions from available_filter_functions, user functions and USDT probes
+ * enumerated from the ELF file (elfsym.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rec.h"
+
+/* More single kprobes than this take minutes to attach; kprobe.multi has no such limit. */
+#define MAX_SINGLE_KPROBES 1000
+
+static int copy_part(char *dst, size_t sz, const char *src, size_t len)
+{
+	if (len >= sz)
+		return -EINVAL;
+	memcpy(dst, src, len);
+	dst[len] = 0;
+	return 0;
+}
+
+/* bcc stackcount Probe.__init__: 1 part FUNC, 2 parts LIB:FUNC, 3 parts TYPE:LIB:PATTERN. */
+int rec_spec_split(const char *text, struct rec_spec_parts *p)
+{
+	const char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->type = 'p';
+	if (!*text)
+		return -EINVAL;
+	if (!c1)
+		return copy_part(p->pattern, sizeof(p->pattern), text, strlen(text));
+	if (!c2) {
+		if (copy_part(p->lib, sizeof(p->lib), text, c1 - text))
+			return -EINVAL;
+		return copy_part(p->pattern, sizeof(p->pattern), c1 + 1, strlen(c1 + 1));
+	}
+	if (strchr(c2 + 1, ':') || c1 - text != 1)
+		return -EINVAL;
+	p->type = text[0];
+	if (p->type != 'p' && p->type != 't' && p->type != 'u')
+		return -EINVAL;
+	if (p->type == 't') {
+		/* t:CATEGORY:EVENT: the pattern is "CATEGORY:EVENT", no library. */
+		if (c2 == c1 + 1 || !c2[1])
+			return -EINVAL;
+		return copy_part(p->pattern, sizeof(p->pattern), c1 + 1, strlen(c1 + 1));
+	}
+	if (copy_part(p->lib, sizeof(p->lib), c1 + 1, c2 - c1 - 1))
+		return -EINVAL;
+	return copy_part(p->pattern, sizeof(p->pattern), c2 + 1, strlen(c2 + 1));
+}
+
+int rec_match(const char *pattern, const char *name, bool regexp)
+{
+	regex_t re;
+	int m;
+
+	if (!regexp)
+		return fnmatch(pattern, name, 0) == 0;
+	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB))
+		return -EINVAL;
+	m = regexec(&re, name, 0, NULL, 0) == 0;
+	regfree(&re);
+	return m;
+}
+
+const char *rec_tracefs(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[64];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/events", dirs[i]);
+		if (!access(path, F_OK))
+			return dirs[i];
+	}
+	/* tracefs is not mounted by default everywhere (this project's CI host among them). */
+	if (mount("nodev", dirs[0], "tracefs", 0, NULL))
+		return NULL;
+	return dirs[0];
+}
+
+/* ---- target lists ---------------------------------------------------------------------- */
+
+static int add_target(struct rec_spec *s, const char *name, const char *provider, uint64_t offset,
+		      uint32_t nsites)
+{
+	struct rec_target *t = realloc(s->targets, (s->ntargets + 1) * sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	s->targets = t;
+	t += s->ntargets;
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(name);
+	t->provider = provider ? strdup(provider) : NULL;
+	t->offset = offset;
+	t->nsites = nsites;
+	if (!t->name || (provider && !t->provider)) {
+		free(t->name);
+		free(t->provider);
+		return -ENOMEM;
+	}
+	s->ntargets++;
+	return 0;
+}
+
+static int cmp_target_name(const void *a, const void *b)
+{
+	return strcmp(((const struct rec_target *)a)->name, ((const struct rec_target *)b)->name);
+}
+
+static bool is_event_dir(const struct dirent *d)
+{
+	return d->d_type == DT_DIR && d->d_name[0] != '.';
+}
+
+static int match_events(struct rec_spec *s, const char *events, const char *cat_pat,
+			const char *ev_pat, bool regexp)
+{
+	DIR *cats = opendir(events), *evs;
+	struct dirent *c, *e;
+	char path[PATH_MAX + 256], name[512];
+	int err = 0, m;
+
+	if (!cats)
+		return -errno;
+	while (!err && (c = readdir(cats))) {
+		if (!is_event_dir(c))
+			continue;
+		m = rec_match(cat_pat, c->d_name, regexp);
+		if (m <= 0) {
+			err = m;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", events, c->d_name);
+		evs = opendir(path);
+		if (!evs)
+			continue;
+		while (!err && (e = readdir(evs))) {
+			if (!is_event_dir(e))
+				continue;
+			m = rec_match(ev_pat, e->d_name, regexp);
+			if (m <= 0) {
+				err = m;
+				continue;
+			}
+			snprintf(name, sizeof(name), "%s:%s", c->d_name, e->d_name);
+			err = add_target(s, name, NULL, 0, 0);
+		}
+		closedir(evs);
+	}
+	closedir(cats);
+	return err;
+}
+
+static int resolve_tracepoint(struct rec_spec *s, const struct rec_opts *o)
+{
+	const char *tracefs = rec_tracefs();
+	char events[PATH_MAX], cat[256];
+	const char *colon = strchr(s->pattern, ':');
+	int err;
+
+	if (!tracefs)
+		return rec_err(-errno, "cannot mount tracefs at /sys/kernel/tracing: %s",
+			       strerror(errno));
+	if (!colon || colon - s->pattern >= (long)sizeof(cat))
+		return rec_err(-EINVAL, "invalid tracepoint '%s'", s->text);
+	memcpy(cat, s->pattern, colon - s->pattern);
+	cat[colon - s->pattern] = 0;
+	snprintf(events, sizeof(events), "%s/events", tracefs);
+	err = match_events(s, events, cat, colon + 1, o->regexp);
+	if (err == -EINVAL)
+		return rec_err(err, "invalid regular expression in '%s'", s->text);
+	if (err)
+		return rec_err(err, "cannot list tracepoints in %s: %s", events, strerror(-err));
+	if (!s->ntargets)
+		return rec_err(-ENOENT, "no tracepoint matches '%s'", s->text);
+	qsort(s->targets, s->ntargets, sizeof(*s->targets), cmp_target_name);
+	return 0;
+}
+
+/* One line of available_filter_functions: "name" or "name [module]". */
+static void strip_module(char *line)
+{
+	line[strcspn(line, " \t\n")] = 0;
+}
+
+/* available_filter_functions repeats names (static functions of several files): keep one. */
+static void sort_unique_targets(struct rec_spec *s)
+{
+	uint32_t n = 0;
+
+	if (!s->ntargets)
+		return;
+	qsort(s->targets, s->ntargets, sizeof(*s->targets), cmp_target_name);
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		if (n && !strcmp(s->targets[n - 1].name, s->targets[i].name)) {
+			free(s->targets[i].name);
+			free(s->targets[i].provider);
+			continue;
+		}
+		s->targets[n++] = s->targets[i];
+	}
+	s->ntargets = n;
+}
+
+static int resolve_kfunc(struct rec_spec *s, const struct rec_opts *o)
+{
+	int fentry_err = 0;
+	enum rec_kfunc_mode mode = rec_kfunc_mode(s->pattern, &fentry_err);
+	const char *tracefs;
+	char path[PATH_MAX], line[512];
+	FILE *f;
+	int m, err = 0;
+
+	if (mode == REC_KFUNC_NONE)
+		return rec_err(-EOPNOTSUPP,
+			       "cannot probe kernel function '%s': this kernel has neither kprobes "
+			       "(CONFIG_KPROBES) nor BPF trampolines (fentry: %s); try a tracepoint "
+			       "such as t:syscalls:sys_enter_*",
+			       s->pattern, strerror(fentry_err));
+	if (mode == REC_KFUNC_FENTRY)
+		return rec_err(-EOPNOTSUPP,
+			       "cannot probe kernel function '%s': this kernel has no kprobes "
+			       "(CONFIG_KPROBES) and stkrec does not attach fentry programs yet; try "
+			       "a tracepoint such as t:syscalls:sys_enter_*",
+			       s->pattern);
+	tracefs = rec_tracefs();
+	if (!tracefs)
+		return rec_err(-errno, "cannot mount tracefs: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/available_filter_functions", tracefs);
+	f = fopen(path, "r");
+	if (!f)
+		return rec_err(-errno, "cannot read %s: %s", path, strerror(errno));
+	while (!err && fgets(line, sizeof(line), f)) {
+		strip_module(line);
+		m = rec_match(s->pattern, line, o->regexp);
+		if (m < 0)
+			err = rec_err(m, "invalid regular expression in '%s'", s->text);
+		else if (m)
+			err = add_target(s, line, NULL, 0, 0);
+	}
+	fclose(f);
+	if (err)
+		return err;
+	sort_unique_targets(s);
+	if (!s->ntargets)
+		return rec_err(-ENOENT, "no kernel function matches '%s'", s->text);
+	if (mode == REC_KFUNC_KPROBE && s->ntargets > MAX_SINGLE_KPROBES)
+		return rec_err(-E2BIG,
+			       "'%s' matches %u kernel functions; without kprobe.multi stkrec "
+			       "attaches at most %d single kprobes: narrow the pattern",
+			       s->text, s->ntargets, MAX_SINGLE_KPROBES);
+	return 0;
+}
+
+static int resolve_user(struct rec_spec *s, const struct rec_opts *o)
+{
+	int pid = o->npids == 1 ? (int)o->pids[0] : -1;
+	int err;
+
+	s->path = rec_resolve_lib(s->lib, pid);
+	if (!s->path)
+		return rec_err(-ENOENT, "cannot find library or binary '%s' for '%s'", s->lib,
+			       s->text);
+	if (s->kind == CAP_PROBE_UPROBE)
+		err = rec_elf_functions(s->path, s->pattern, o->regexp, &s->targets, &s->ntargets);
+	else
+		err = rec_elf_usdt(s->path, s->pattern, o->regexp, &s->targets, &s->ntargets);
+	if (err == -EINVAL)
+		return rec_err(err, "cannot read '%s' as an ELF file (or bad pattern in '%s')",
+			       s->path, s->text);
+	if (err)
+		return rec_err(err, "cannot read %s: %s", s->path, strerror(-err));
+	if (!s->ntargets)
+		return rec_err(-ENOENT, s->kind == CAP_PROBE_USDT ? "no USDT probe matches '%s' in %s"
+								  : "no function matches '%s' in %s",
+			       s->pattern, s->path);
+	return 0;
+}
+
+static int resolve_one(struct rec_spec *s, const struct rec_opts *o)
+{
+	struct rec_spec_parts parts;
+
+	if (rec_spec_split(s->text, &parts))
+		return rec_err(-EINVAL, "invalid probe '%s' (TYPE must be p, t or u: "
+				       "t:CATEGORY:EVENT, [p:]LIB:FUNC, u:LIB:PROBE, [p::]FUNC)",
+			       s->text);
+	s->pattern = strdup(parts.pattern);
+	s->lib = strdup(parts.lib);
+	if (!s->pattern || !s->lib)
+		return -ENOMEM;
+	if (!*s->pattern)
+		return rec_err(-EINVAL, "invalid probe '%s': empty pattern", s->text);
+	if (parts.type == 't') {
+		s->kind = CAP_PROBE_TRACEPOINT;
+		return resolve_tracepoint(s, o);
+	}
+	if (parts.type == 'u') {
+		if (!*s->lib)
+			return rec_err(-EINVAL, "invalid probe '%s': USDT needs a library", s->text);
+		s->kind = CAP_PROBE_USDT;
+		return resolve_user(s, o);
+	}
+	if (!*s->lib) {
+		s->kind = CAP_PROBE_KFUNC;
+		return resolve_kfunc(s, o);
+	}
+	s->kind = CAP_PROBE_UPROBE;
+	return resolve_user(s, o);
+}
+
+int rec_specs__resolve(const struct rec_opts *o, struct rec_spec **out, int *nout)
+{
+	struct rec_spec *specs = calloc(o->nspecs ? o->nspecs : 1, sizeof(*specs));
+	int err = 0;
+
+	if (!specs)
+		return -ENOMEM;
+	for (int i = 0; i < o->nspecs && !err; i++) {
+		specs[i].text = o->specs[i];
+		specs[i].id = i;
+		err = resolve_one(&specs[i], o);
+	}
+	if (err) {
+		rec_specs__free(specs, o->nspecs);
+		return err;
+	}
+	*out = specs;
+	*nout = o->nspecs;
+	return 0;
+}
+
+void rec_specs__free(struct rec_spec *specs, int n)
+{
+	if (!specs)
+		return;
+	for (int i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < specs[i].ntargets; j++) {
+			free(specs[i].targets[j].name);
+			free(specs[i].targets[j].provider);
+		}
+		free(specs[i].targets);
+		free(specs[i].pattern);
+		free(specs[i].lib);
+		free(specs[i].path);
+	}
+	free(specs);
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emit_list.c: the multi-line stack lists of bcc's stackcount and profile, byte for byte
+ * (tools/stackcount.py and tools/profile.py: the leading print(), frame indents, "    --",
+ * "    comm [pid]", "    -                comm (pid)", the count and the empty line).
+ */
+#include <inttypes.h>
+
+#include "report.h"
+
+static const char *str(const struct rep_model *m, uint32_t id)
+{
+	return rep_strtab__str(&m->strs, id);
+}
+
+/* Everything before the stacks of section s: stackcount's print(), then the -T time. */
+static void section_head(FILE *out, const struct rep_model *m, const struct rep_capture *c,
+			 const struct rep_opts *o, uint32_t s)
+{
+	char t[32];
+
+	fputc('\n', out);
+	if (o->timestamp) {
+		emit_section_time(t, sizeof(t), c, m->section_end_ns[s]);
+		fprintf(out, "%-8s\n", t);
+	}
+}
+
+/* One frame line; fputs, not fprintf: this runs once per printed frame. */
+static void frame_line(FILE *out, const char *indent, const char *text)
+{
+	fputs(indent, out);
+	fputs(text, out);
+	fputc('\n', out);
+}
+
+static bool need_delimiter(const struct rep_opts *o)
+{
+	return o->delimited && !o->kernel_only && !o->user_only;
+}
+
+static void stackcount_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
+{
+	cfg->key_pid = o->perpid;
+	cfg->key_comm = o->perpid;
+	cfg->addr_column = o->verbose;
+}
+
+static void stackcount_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
+			     const struct rep_stack *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nk; i++)
+		frame_line(out, "  ", str(m, st->frames[i]));
+	/* stackcount prints the delimiter even when one side is empty */
+	if (need_delimiter(o))
+		fputs("    --\n", out);
+	for (i = 0; i < st->nu; i++)
+		frame_line(out, "  ", str(m, st->frames[st->nk + i]));
+	if (o->perpid)
+		fprintf(out, "    %s [%" PRIu32 "]\n", str(m, st->comm), st->pid);
+	fprintf(out, "    %" PRIu64 "\n\n", st->count);
+}
+
+static void profile_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
+{
+	/* profile keys its counts on (pid, comm, stacks) */
+	cfg->key_pid = true;
+	cfg->key_comm = true;
+	cfg->addr_column = o->verbose;
+}
+
+static void profile_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
+			  const struct rep_stack *st)
+{
+	uint32_t i;
+
+	if (!o->user_only) {
+		if (st->flags & REP_STACK_F_KLOST)
+			fputs("    [Missed Kernel Stack]\n", out);
+		else
+			for (i = 0; i < st->nk; i++)
+				frame_line(out, "    ", str(m, st->frames[i]));
+	}
+	if (!o->kernel_only) {
+		if (need_delimiter(o) && (st->flags & REP_STACK_F_HAS_K) &&
+		    (st->flags & REP_STACK_F_HAS_U))
+			fputs("    --\n", out);
+		if (st->flags & REP_STACK_F_ULOST)
+			fputs("    [Missed User Stack]\n", out);
+		else
+			for (i = 0; i < st->nu; i++)
+				frame_line(out, "    ", str(m, st->frames[st->nk + i]));
+	}
+	fprintf(out, "    %-16s %s (%" PRIu32 ")\n", "-", str(m, st->comm), st->pid);
+	fprintf(out, "        %" PRIu64 "\n\n", st->count);
+}
+
+static int emit_sections(FILE *out, const struct rep_model *m, const struct rep_capture *c,
+			 const struct rep_opts *o,
+			 void (*stack)(FILE *, const struct rep_model *, const struct rep_opts *,
+				       const struct rep_stack *))
+{
+	uint32_t s, i = 0;
+
+	for (s = 0; s < m->nsections; s++) {
+		section_head(out, m, c, o, s);
+		for (; i < m->nstacks && m->stacks[i].section == s; i++)
+			stack(out, m, o, &m->stacks[i]);
+	}
+	return 0;
+}
+
+static int stackcount_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
+			   const struct rep_opts *o)
+{
+	return emit_sections(out, m, c, o, stackcount_stack);
+}
+
+static int profile_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
+			const struct rep_opts *o)
+{
+	return emit_sections(out, m, c, o, profile_stack);
+}
+
+const struct emitter emit_stackcount = {
+	.name = "stackcount",
+	.configure = stackcount_configure,
+	.emit = stackcount_emit,
+};
+
+const struct emitter emit_profile = {
+	.name = "profile",
+	.configure = profile_configure,
+	.emit = profile_emit,
+};

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emit_tree.c: --tree, the stacks merged from the roots down into a call tree. Path of a stack:
+ * with -P a "COMM [PID]" node, then the user frames root first, then the kernel frames root first
+ * (the order of the folded output; lost stacks appear as "[Missed User Stack]" /
+ * "[Missed Kernel Stack]"). One line per node:
+ *
+ *     <2*depth spaces>COUNT PERCENT% NAME
+ *
+ * COUNT is inclusive (the node and everything below it), PERCENT is COUNT over the section's total
+ * with two decimals, siblings are sorted by count descending then name. --tree-min PCT hides
+ * nodes (and their subtrees) under PCT percent. With -T each interval is headed by its time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define ROOT UINT32_MAX
+
+struct tnode {
+	uint32_t parent;
+	const char *name;
+	uint64_t count;
+};
+
+struct tree {
+	struct tnode *nodes;
+	uint32_t n, cap;
+	struct rep_htab index;
+	struct rep_strtab labels;	/* "COMM [PID]" */
+	uint32_t *order;		/* node ids sorted by (parent, count desc, name) */
+	uint32_t *first;		/* per node (+1 for the root): first child in order */
+	uint64_t total;
+};
+
+struct child_key {
+	const struct tree *t;
+	uint32_t parent;
+	const char *name;
+};
+
+static bool child_eq(const void *ctx, uint32_t val)
+{
+	const struct child_key *k = ctx;
+	const struct tnode *n = &k->t->nodes[val];
+
+	return n->parent == k->parent && n->name == k->name;
+}
+
+/* Child of parent named name (interned pointer), added when new. Returns its id or -ENOMEM. */
+static int64_t child(struct tree *t, uint32_t parent, const char *name)
+{
+	struct child_key key = { t, parent, name };
+	uint64_t h = rep_hash_u64(rep_hash_u64(0, parent), (uintptr_t)name);
+	uint32_t id;
+
+	if (rep_htab__find(&t->index, h, child_eq, &key, &id))
+		return id;
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 256;
+		struct tnode *v = realloc(t->nodes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->nodes = v;
+		t->cap = cap;
+	}
+	if (rep_htab__insert(&t->index, h, t->n))
+		return -ENOMEM;
+	t->nodes[t->n] = (struct tnode){ parent, name, 0 };
+	return t->n++;
+}
+
+static int descend(struct tree *t, uint32_t *at, const char *name, uint64_t count)
+{
+	int64_t id = child(t, *at, name);
+
+	if (id < 0)
+		return id;
+	t->nodes[id].count += count;
+	*at = id;
+	return 0;
+}
+
+static int add_stack(struct tree *t, const struct rep_model *m, const struct rep_opts *o,
+		     const struct rep_stack *st)
+{
+	bool profile = m->cfg.profile;
+	uint32_t at = ROOT, i;
+	int err = 0;
+
+	t->total += st->count;
+	if (o->perpid) {
+		char label[CAP_COMM_LEN + 32];
+		int64_t id;
+
+		snprintf(label, sizeof(label), "%s [%" PRIu32 "]",
+			 rep_strtab__str(&m->strs, st->comm), st->pid);
+		id = rep_strtab__intern(&t->labels, label);
+		if (id < 0)
+			return id;
+		err = descend(t, &at, rep_strtab__str(&t->labels, id), st->count);
+	}
+	if (!err && !o->kernel_only) {
+		if (profile && (st->flags & REP_STACK_F_ULOST))
+			err = descend(t, &at, "[Missed User Stack]", st->count);
+		for (i = st->nu; !err && i-- > 0;)
+			err = descend(t, &at, rep_strtab__str(&m->strs, st->frames[st->nk + i]),
+				      st->count);
+	}
+	if (!err && !o->user_only) {
+		if (profile && (st->flags & REP_STACK_F_KLOST))
+			err = descend(t, &at, "[Missed Kernel Stack]", st->count);
+		for (i = st->nk; !err && i-- > 0;)
+			err = descend(t, &at, rep_strtab__str(&m->strs, st->frames[i]), st->count);
+	}
+	if (!err && at == ROOT)
+		err = descend(t, &at, "[empty stack]", st->count);
+	return err;
+}
+
+static int order_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct tnode *nodes = ctx;
+	const struct tnode *x = &nodes[*(const uint32_t *)a], *y = &nodes[*(const uint32_t *)b];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int sort_children(struct tree *t)
+{
+	uint32_t i;
+
+	t->order = malloc((t->n ? t->n : 1) * sizeof(*t->order));
+	t->first = malloc((t->n + 1) * sizeof(*t->first));
+	if (!t->order || !t->first)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++)
+		t->order[i] = i;
+	if (t->n)
+		qsort_r(t->order, t->n, sizeof(*t->order), order_cmp, t->nodes);
+	/* the root's children have parent ROOT: they sort last; slot t->n is the root's */
+	for (i = 0; i <= t->n; i++)
+		t->first[i] = UINT32_MAX;
+	for (i = t->n; i-- > 0;) {
+		uint32_t p = t->nodes[t->order[i]].parent;
+
+		t->first[p == ROOT ? t->n : p] = i;
+	}
+	return 0;
+}
+
+static void print_children(FILE *out, const struct tree *t, const struct rep_opts *o,
+			   uint32_t parent, unsigned int depth)
+{
+	uint32_t slot = parent == ROOT ? t->n : parent, i;
+
+	for (i = t->first[slot]; i < t->n && t->nodes[t->order[i]].parent == parent; i++) {
+		const struct tnode *n = &t->nodes[t->order[i]];
+		double pct = 100.0 * (double)n->count / (double)t->total;
+
+		if (pct < o->tree_min_pct)
+			continue;
+		fprintf(out, "%*s%" PRIu64 " %.2f%% %s\n", (int)depth * 2, "", n->count, pct,
+			n->name);
+		print_children(out, t, o, t->order[i], depth + 1);
+	}
+}
+
+static void tree_clear(struct tree *t)
+{
+	free(t->nodes);
+	free(t->order);
+	free(t->first);
+	rep_htab__clear(&t->index);
+	rep_strtab__clear(&t->labels);
+	memset(t, 0, sizeof(*t));
+}
+
+static void tree_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
+{
+	cfg->key_pid = o->perpid;
+	cfg->key_comm = o->perpid;
+	cfg->addr_column = false;
+}
+
+static int tree_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
+		     const struct rep_opts *o)
+{
+	struct tree t = { 0 };
+	uint32_t s, i = 0;
+	char tm[32];
+	int err = 0;
+
+	for (s = 0; s < m->nsections && !err; s++) {
+		if (o->timestamp) {
+			emit_section_time(tm, sizeof(tm), c, m->section_end_ns[s]);
+			fprintf(out, "%-8s\n", tm);
+		}
+		for (; i < m->nstacks && m->stacks[i].section == s && !err; i++)
+			err = add_stack(&t, m, o, &m->stacks[i]);
+		if (!err)
+			err = sort_children(&t);
+		if (!err && t.total)
+			print_children(out, &t, o, ROOT, 0);
+		tree_clear(&t);
+	}
+	tree_clear(&t);
+	return err;
+}
+
+const struct emitter emit_tree = {
+	.name = "tree",
+	.configure = tree_configure,
+	.emit = tree_emit,
+};

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/*
+ * summary.c: the summary stkreport prints on stderr, every line starting with "# ":
+ *
+ *   # capture: FILE (format 1.0, clean close)
+ *   # host: HOST, kernel: RELEASE, arch: ARCH, cpus: N
+ *   # recorded: YYYY-MM-DD HH:MM:SS TZ, duration: S.SSS s, intervals: N
+ *   # mode: count, probes: N
+ *   # probe ID: SPEC (KIND, N attached)
+ *   # events: N
+ *   # lost: N LOSS-NAME                (one line per non-zero loss counter)
+ *   # unnamed frames: N (REASON: n, ...)   (only when N > 0, reasons by decreasing n)
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "report.h"
+
+static const char *meta(const struct rep_capture *c, const char *key)
+{
+	const char *v = c->meta ? cap_meta_get(c->meta, key) : NULL;
+
+	return v && *v ? v : "?";
+}
+
+static const char *end_text(const struct rep_capture *c)
+{
+	switch (c->how) {
+	case REP_END_CLEAN:
+		return "clean close";
+	case REP_END_UNCLOSED:
+		return "not closed: the recorder did not exit cleanly";
+	case REP_END_TRUNCATED:
+		return "truncated";
+	default:
+		return "damaged";
+	}
+}
+
+static bool first_start(const struct rep_capture *c, uint64_t *ns)
+{
+	int64_t v;
+
+	if (rep_capture_meta_i64(c, "start.mono_ns", &v)) {
+		*ns = v;
+		return true;
+	}
+	if (c->nintervals) {
+		*ns = c->intervals[0].iv->start_ns;
+		return true;
+	}
+	return false;
+}
+
+static bool last_end(const struct rep_capture *c, uint64_t *ns)
+{
+	if (c->has_end) {
+		*ns = c->end.end_ns;
+		return true;
+	}
+	if (c->nintervals) {
+		*ns = c->intervals[c->nintervals - 1].iv->end_ns;
+		return true;
+	}
+	return false;
+}
+
+static void print_recorded(FILE *out, const struct rep_capture *c)
+{
+	uint64_t start, end;
+	char when[64] = "?";
+	int64_t wall;
+
+	if (first_start(c, &start) && rep_capture_wall_ns(c, start, &wall)) {
+		time_t t = wall / 1000000000;
+		struct tm tm;
+
+		if (!localtime_r(&t, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm))
+			snprintf(when, sizeof(when), "?");
+	}
+	fprintf(out, "# recorded: %s, duration: ", when);
+	if (first_start(c, &start) && last_end(c, &end) && end >= start)
+		fprintf(out, "%.3f s", (double)(end - start) / 1e9);
+	else
+		fputs("?", out);
+	fprintf(out, ", intervals: %" PRIu32 "\n", c->nintervals);
+}
+
+static void print_probes(FILE *out, const struct rep_capture *c)
+{
+	uint32_t n = c->meta ? c->meta->nprobes : 0, i;
+
+	fprintf(out, "# mode: %s, probes: %" PRIu32 "\n",
+		rep_capture_is_profile(c) ? "profile" : "count", n);
+	for (i = 0; i < n; i++) {
+		const struct cap_probe *p = &c->meta->probes[i];
+
+		fprintf(out, "# probe %" PRIu32 ": %s (%s, %" PRIu32 " attached)\n", p->id,
+			p->spec ? p->spec : "?", cap_probe_kind_name(p->kind), p->nattached);
+	}
+}
+
+static void print_unnamed(FILE *out, const struct rep_model *m)
+{
+	unsigned int order[SYM_R__COUNT], n = 0, i, j;
+
+	if (!m || !m->unnamed_total)
+		return;
+	for (i = 1; i < SYM_R__COUNT; i++) {
+		if (!m->unnamed[i])
+			continue;
+		/* insertion sort by count descending; ties keep the enum order */
+		for (j = n; j > 0 && m->unnamed[order[j - 1]] < m->unnamed[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		n++;
+	}
+	fprintf(out, "# unnamed frames: %" PRIu64 " (", m->unnamed_total);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%s: %" PRIu64, i ? ", " : "", sym_reason_name(order[i]),
+			m->unnamed[order[i]]);
+	fputs(")\n", out);
+}
+
+void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
+		 const struct rep_model *m)
+{
+	unsigned int i;
+
+	fprintf(out, "# capture: %s (format %u.%u, %s)\n", name, c->major, c->minor, end_text(c));
+	fprintf(out, "# host: %s, kernel: %s, arch: %s, cpus: %s\n", meta(c, "host"),
+		meta(c, "kernel"), meta(c, "arch"), meta(c, "ncpus"));
+	print_recorded(out, c);
+	print_probes(out, c);
+	fprintf(out, "# events: %" PRIu64 "\n", c->events);
+	for (i = 0; i < CAP_LOSS__COUNT; i++)
+		if (c->losses[i])
+			fprintf(out, "# lost: %" PRIu64 " %s\n", c->losses[i], cap_loss_name(i));
+	print_unnamed(out, m);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize.h: addresses to names, offline, from what the capture carries.
+ *
+ * Kernel frames: the capture's kallsyms snapshot (struct sym_kernel), binary search.
+ * User frames: process record -> mapping containing the address -> file offset
+ * (addr - start + pgoff) -> ELF virtual address through the PT_LOAD segment holding that offset
+ * (the same math for PIE and non-PIE objects) -> symbol from .symtab, else .dynsym.
+ * Objects are opened with libelf from SYMFS + path first, then the recorded path; a file whose GNU
+ * build-id differs from the recorded one is never used. Objects are cached by (path, build-id).
+ *
+ * A frame that cannot be named carries a reason (enum sym_reason) instead of a name.
+ */
+#ifndef REP_SYMBOLIZE_H
+#define REP_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stk/capture.h>
+
+enum sym_reason {
+	SYM_OK = 0,
+	SYM_R_NO_MAPS,		/* process exited before its maps were read, or no process record */
+	SYM_R_OUTSIDE,		/* address outside every mapping of the process */
+	SYM_R_SPECIAL,		/* vdso, JIT or other mapping without a file to read */
+	SYM_R_NOT_FOUND,	/* object file not found (or not a readable ELF file) */
+	SYM_R_BUILD_ID,		/* object found, but its build-id differs from the recorded one */
+	SYM_R_NO_SYMBOLS,	/* no symbol table, or no symbol covers the address */
+	SYM_R_KSYMS_HIDDEN,	/* kallsyms showed zeros when recorded (kptr_restrict) */
+	SYM_R_NO_KSYMS,		/* the capture has no kallsyms snapshot */
+	SYM_R__COUNT
+};
+
+/* Short human name of a reason ("build-id mismatch"), never NULL. */
+const char *sym_reason_name(unsigned int reason);
+
+/* Result of one lookup. Strings are lent by the symbolizer until its __free. */
+struct sym_result {
+	enum sym_reason reason;
+	const char *name;	/* NULL when reason != SYM_OK */
+	uint64_t offset;	/* raw address - symbol start */
+	const char *module;	/* basename of the object or "[vdso]"..., NULL if none */
+	uint64_t module_offset;	/* file offset of the address in module */
+};
+
+/* ---- kernel -------------------------------------------------------------------------------- */
+
+struct sym_kernel;
+
+/* Index a kallsyms snapshot (NULL: none recorded). Borrows ks until __free. NULL + ENOMEM. */
+struct sym_kernel *sym_kernel__new(const struct cap_ksyms *ks);
+void sym_kernel__free(struct sym_kernel *k);
+/* Name the kernel address addr (the symbol at or below it; the last one past the end). */
+void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_result *res);
+
+/* ---- one ELF object ------------------------------------------------------------------------ */
+
+struct sym_segment {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct sym_symbol {
+	uint64_t addr, size;
+	const char *name;
+};
+
+/* Loadable segments, symbols sorted by address, build-id. Names are copied out of the file. */
+struct sym_elf {
+	uint32_t nsegs, nsyms;
+	struct sym_segment *segs;
+	struct sym_symbol *syms;
+	char *names;
+	uint32_t build_id_len;
+	uint8_t build_id[CAP_BUILD_ID_MAX];
+	bool full_symtab;	/* symbols came from .symtab (else .dynsym or none) */
+};
+
+/* Read path. NULL with errno: open() errors, ENOEXEC not an ELF file, ENOMEM. */
+struct sym_elf *sym_elf__open(const char *path);
+void sym_elf__close(struct sym_elf *e);
+
+/* File offset -> virtual address through the segment containing it. 0, or -ENOENT if none. */
+int sym_segments_to_vaddr(const struct sym_segment *segs, uint32_t nsegs, uint64_t off,
+			  uint64_t *vaddr);
+/* The symbol containing vaddr, or NULL. syms sorted by addr. */
+const struct sym_symbol *sym_symbols_find(const struct sym_symbol *syms, uint32_t nsyms,
+					  uint64_t vaddr);
+
+/* ---- user space ---------------------------------------------------------------------------- */
+
+struct sym_user;
+
+/*
+ * symfs: directory tried first (NULL for none); borrowed. open_files false: never open an object
+ * (every file frame is "object not found"; the fuzzer keeps off the host's files). NULL + ENOMEM.
+ */
+struct sym_user *sym_user__new(const char *symfs, bool open_files);
+void sym_user__free(struct sym_user *u);
+/*
+ * Name addr in process proc (NULL: no record). is_return: addr is a return address (non-leaf
+ * frame), so addr - 1 is looked up; offsets stay relative to the raw address.
+ */
+void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64_t addr,
+		      bool is_return, struct sym_result *res);
+
+/*
+ * What the name of addr in proc depends on, for caching: *obj (an opaque token: the object, a
+ * special mapping, or a "no object" outcome) and *off (the file offset in it). Two frames with
+ * equal (obj, off, is_return) get equal results from sym_user__lookup(), whatever their process:
+ * libc frames of a thousand processes are symbolized once. Returns 0 or -ENOMEM.
+ */
+int sym_user__locate(struct sym_user *u, const struct cap_process *proc, uint64_t addr,
+		     bool is_return, const void **obj, uint64_t *off);
+
+#endif /* REP_SYMBOLIZE_H */

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Timed sampling (no SPEC, bcc profile): the burner's samples read main;stk_top;stk_mid;stk_leaf,
+# a syscall loop shows kernel frames, and the profile layouts.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+
+burn_chain=';main;stk_top;stk_mid;stk_leaf( |;)'
+
+# share NAME FILE: percent (integer) of the burner's samples that carry the chain.
+share_check() {
+	local name=$1 file=$2 all in
+	all=$(sum_folded "$file" '^wl_burner;')
+	in=$(sum_folded "$file" "^wl_burner;.*$burn_chain")
+	# 3 s at 99 Hz is ~297 samples; fewer than 150 means sampling is broken, not noisy.
+	check_true "$name.samples" "at least 150 burner samples, got $all" test "$all" -ge 150 ||
+		show "$file"
+	check_true "$name.share" "at least 90% of $all samples with stk_top;stk_mid;stk_leaf, got $in" \
+		test $((in * 100)) -ge $((all * 90)) || show "$file"
+}
+
+# -- COMMAND: sample the burner alone.
+rec pc -q -F 99 -o "$tmp/pc.stk" -- "$WL/wl_burner" 3
+check_eq profile.cmd.exit 0 $? "$tmp/pc.err"
+folded pc "$tmp/pc.stk"
+check_eq profile.cmd.report_exit 0 $? "$tmp/pc.rerr"
+share_check profile.cmd "$tmp/pc.rep"
+check_eq profile.cmd.only_burner "$(sum_folded "$tmp/pc.rep")" \
+	"$(sum_folded "$tmp/pc.rep" '^wl_burner;')" "$tmp/pc.rep"
+
+# -p PID -D 3 on a running burner.
+wl_bg pp "$WL/wl_burner" -v 8
+burner=$WL_PID
+rec pp -q -F 99 -p "$burner" -D 3 -o "$tmp/pp.stk"
+check_eq profile.pid.exit 0 $? "$tmp/pp.err"
+kill "$burner" 2>/dev/null
+folded pp "$tmp/pp.stk"
+share_check profile.pid "$tmp/pp.rep"
+
+# System-wide, positional duration, with a burner running: its chain is there, and the default
+# layout is bcc profile's (frames, `    -                comm (pid)`, count).
+wl_bg ps "$WL/wl_burner" -v 5
+burner=$WL_PID
+rec ps -F 49 -o "$tmp/ps.stk" 2
+check_eq profile.system.exit 0 $? "$tmp/ps.err"
+check_true profile.system.sampling_line \
+	"'Sampling at 49 Hertz of all threads by user + kernel stack...', got '$(grep '^Sampling' "$tmp/ps.err")'" \
+	grep -q '^Sampling at 49 Hertz of all threads by user + kernel stack' "$tmp/ps.err"
+kill "$burner" 2>/dev/null
+folded ps "$tmp/ps.stk"
+check_true profile.system.burner_chain "the burner's chain in a system-wide profile" \
+	test "$(sum_folded "$tmp/ps.rep" "^wl_burner;.*$burn_chain")" -ge 50 || show "$tmp/ps.rep"
+report psd "$tmp/ps.stk" -q
+check_true profile.system.layout "a line '    -                wl_burner ($burner)' in the default output" \
+	grep -qxF "    -                wl_burner ($burner)" "$tmp/psd.rep" || show "$tmp/psd.rep"
+check_true profile.system.leaf_first "'    stk_leaf' followed by '    stk_mid' in the default output" \
+	grep -A1 -x '    stk_leaf' "$tmp/psd.rep" | grep -qx '    stk_mid'
+
+# -C: one CPU only. A burner pinned to CPU 1 is all over a profile of CPU 1 and absent from one
+# of CPU 0.
+wl_bg pin taskset -c 1 "$WL/wl_burner" -v 6
+burner=$WL_PID
+rec pc1 -q -F 99 -C 1 -o "$tmp/pc1.stk" 2
+check_eq profile.cpu.exit 0 $? "$tmp/pc1.err"
+rec pc0 -q -F 99 -C 0 -o "$tmp/pc0.stk" 2
+kill "$burner" 2>/dev/null
+folded pc1 "$tmp/pc1.stk"
+folded pc0 "$tmp/pc0.stk"
+c1=$(sum_folded "$tmp/pc1.rep" '^wl_burner;')
+check_true profile.cpu.on "at least 150 burner samples on CPU 1 in 2 s at 99 Hz, got $c1" \
+	test "$c1" -ge 150 || show "$tmp/pc1.rep"
+check_eq profile.cpu.off 0 "$(sum_folded "$tmp/pc0.rep" '^wl_burner;')" "$tmp/pc0.rep"
+
+# -c N: one sample every N ns of CPU clock; 10 ms is 100 per second of the burner.
+rec pcount -q -c 10000000 -o "$tmp/pcount.stk" -- "$WL/wl_burner" 2
+check_eq profile.count.exit 0 $? "$tmp/pcount.err"
+folded pcount "$tmp/pcount.stk"
+c=$(sum_folded "$tmp/pcount.rep" '^wl_burner;')
+check_true profile.count.samples "100-300 samples for 2 s with -c 10000000, got $c" \
+	test "$c" -ge 100 -a "$c" -le 300 || show "$tmp/pcount.rep"
+
+# The idle task (pid 0) only with -I. CPU 0 is idle most of the time while nothing is pinned.
+rec pidle -q -F 99 -C 0 -I -o "$tmp/pidle.stk" 1
+check_eq profile.idle.exit 0 $? "$tmp/pidle.err"
+report pidle "$tmp/pidle.stk" -q -P
+check_true profile.idle.kept "samples of pid 0 (swapper) with -I" \
+	grep -qE '^    -  +swapper/0 \(0\)$' "$tmp/pidle.rep" || show "$tmp/pidle.rep"
+report pc0P "$tmp/pc0.stk" -q
+check_true profile.idle.dropped "no samples of pid 0 without -I" \
+	bash -c "! grep -qE '\\(0\\)\$' '$tmp/pc0P.rep'" || show "$tmp/pc0P.rep"
+
+# A syscall loop: samples inside the kernel carry kernel frames under the user chain; -a marks
+# them _[k], -d puts a `-` frame between user and kernel frames.
+rec pk -q -F 99 -o "$tmp/pk.stk" -- "$WL/wl_syscall" 10000000
+check_eq profile.kernel.exit 0 $? "$tmp/pk.err"
+folded pk "$tmp/pk.stk"
+kre='(do_syscall_64|entry_SYSCALL_64[a-z_]*|x64_sys_call|__x64_sys_getppid)'
+kin=$(sum_folded "$tmp/pk.rep" "$(chain wl_getppid | sed 's/( |;)$/;/').*$kre")
+check_true profile.kernel.frames "at least 5 samples with kernel frames under wl_getppid, got $kin" \
+	test "$kin" -ge 5 || show "$tmp/pk.rep"
+folded pka "$tmp/pk.stk" -a
+check_true profile.kernel.annotations "kernel frames marked _[k] with -a" \
+	grep -qE ";wl_getppid;(.*;)?${kre}_\[k\]" "$tmp/pka.rep" || show "$tmp/pka.rep"
+check_true profile.kernel.annotations_user "no _[k] on user frames with -a" \
+	bash -c "! grep -q 'wl_getppid_\[k\]' '$tmp/pka.rep'"
+folded pkd "$tmp/pk.stk" -d
+check_true profile.kernel.delimited "a '-' frame between wl_getppid and the kernel frames with -d" \
+	grep -qE ";wl_getppid;-;(.*;)?$kre" "$tmp/pkd.rep" || show "$tmp/pkd.rep"
+e2e_done

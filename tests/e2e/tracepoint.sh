@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Tracepoint t:syscalls:sys_enter_getppid on wl_syscall: exact counts (one interval and several),
+# the symbolized user chain and kernel frames under it.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+
+tp=t:syscalls:sys_enter_getppid
+kre='(do_syscall_64|entry_SYSCALL_64|syscall_trace_enter|x64_sys_call)'
+
+# One run, one interval.
+n=20000
+rec tp -q -o "$tmp/tp.stk" "$tp" -- "$WL/wl_syscall" "$n"
+check_eq tp.exit 0 $? "$tmp/tp.err"
+check_eq tp.rec_events "$n" "$(rec_events tp)" "$tmp/tp.err"
+folded tp "$tmp/tp.stk"
+check_eq tp.report_exit 0 $? "$tmp/tp.rerr"
+check_eq tp.count "$n" "$(sum_folded "$tmp/tp.rep")" "$tmp/tp.rep"
+check_eq tp.comm "$n" "$(sum_folded "$tmp/tp.rep" '^wl_syscall;')" "$tmp/tp.rep"
+check_eq tp.user_chain "$n" "$(sum_folded "$tmp/tp.rep" "$(chain wl_getppid)")" "$tmp/tp.rep"
+# Folded: user frames, then kernel frames from the syscall entry down to the tracepoint.
+check_eq tp.kernel_frames "$n" \
+	"$(sum_folded "$tmp/tp.rep" ";wl_getppid;(.*;)?$kre;")" "$tmp/tp.rep"
+check_eq tp.mode 600 "$(stat -c %a "$tmp/tp.stk" 2>/dev/null)"
+
+# -K and -U at report time keep the count and drop the other side.
+folded tp_k "$tmp/tp.stk" -K
+check_eq tp.report_K.count "$n" "$(sum_folded "$tmp/tp_k.rep")" "$tmp/tp_k.rep"
+check_eq tp.report_K.no_user 0 "$(sum_folded "$tmp/tp_k.rep" 'wl_getppid|main')" "$tmp/tp_k.rep"
+folded tp_u "$tmp/tp.stk" -U
+check_eq tp.report_U.count "$n" "$(sum_folded "$tmp/tp_u.rep")" "$tmp/tp_u.rep"
+check_eq tp.report_U.no_kernel 0 "$(sum_folded "$tmp/tp_u.rep" "$kre")" "$tmp/tp_u.rep"
+
+# -K at record time: kernel stacks only.
+rec tpk -q -K -o "$tmp/tpk.stk" "$tp" -- "$WL/wl_syscall" "$n"
+check_eq tp.rec_K.exit 0 $? "$tmp/tpk.err"
+folded tpk "$tmp/tpk.stk"
+check_eq tp.rec_K.count "$n" "$(sum_folded "$tmp/tpk.rep" "$kre")" "$tmp/tpk.rep"
+check_eq tp.rec_K.no_user 0 "$(sum_folded "$tmp/tpk.rep" 'wl_getppid|main')" "$tmp/tpk.rep"
+
+# -- COMMAND that execs: the new program keeps the pid and stays recorded (ptrace must not
+# turn the second exec's SIGTRAP into a fatal signal).
+rec tpx -q -o "$tmp/tpx.stk" "$tp" -- sh -c "exec '$WL/wl_syscall' -v 777"
+check_eq tp.cmd_exec.exit 0 $? "$tmp/tpx.err"
+check_true tp.cmd_exec.ran "the exec'd workload ran (printed its pid)" grep -q '^pid ' "$tmp/tpx.out"
+folded tpx "$tmp/tpx.stk"
+check_eq tp.cmd_exec.count 777 "$(sum_folded "$tmp/tpx.rep" "^wl_syscall;.*$(chain wl_getppid)")" \
+	"$tmp/tpx.rep"
+
+# A stack map of one entry: stacks are lost, events are not; the summary says how many.
+rec tpl -q --stack-storage-size 1 -o "$tmp/tpl.stk" "$tp" -- "$WL/wl_syscall" 500
+check_eq tp.losses.exit 0 $? "$tmp/tpl.err"
+report tpl "$tmp/tpl.stk" -f
+check_eq tp.losses.count 500 "$(sum_folded "$tmp/tpl.rep")" "$tmp/tpl.rep"
+check_true tp.losses.summary "a '# lost: N ... stack...' line in the summary" \
+	grep -qE '^# lost: [1-9][0-9]* .*stack' "$tmp/tpl.rerr" || show "$tmp/tpl.rerr"
+
+# -i 1 over 4 batches 0.8 s apart: the run spans at least 3 intervals, and the folded output
+# (which sums the intervals) still counts every event once.
+n=40000
+rec tpi -q -i 1 -o "$tmp/tpi.stk" "$tp" -- "$WL/wl_syscall" -b 4 -d 800 "$n"
+check_eq tp.interval.exit 0 $? "$tmp/tpi.err"
+intervals=$(rec_intervals tpi)
+check_true tp.interval.intervals "at least 3 intervals written, got '${intervals}'" \
+	test "${intervals:-0}" -ge 3
+folded tpi "$tmp/tpi.stk"
+check_eq tp.interval.count "$n" "$(sum_folded "$tmp/tpi.rep" "$(chain wl_getppid)")" "$tmp/tpi.rep"
+# -T: one section per interval, headed HH:MM:SS; the sections add up to N.
+report tpit "$tmp/tpi.stk" -q -f -T
+check_eq tp.interval.T.count "$n" "$(sum_folded "$tmp/tpit.rep" "$(chain wl_getppid)")" \
+	"$tmp/tpit.rep"
+sections=$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2} *$' "$tmp/tpit.rep")
+check_true tp.interval.T.sections "at least 3 HH:MM:SS headers in stkreport -f -T, got $sections" \
+	test "$sections" -ge 3
+nonempty=$(awk '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] *$/ { if (c) n++; c = 0; next }
+	$NF ~ /^[0-9]+$/ && /wl_getppid/ { c += $NF } END { if (c) n++; print n + 0 }' "$tmp/tpit.rep")
+check_true tp.interval.T.spread "events in at least 3 sections, got $nonempty" \
+	test "$nonempty" -ge 3
+e2e_done

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * helpers.h: shared by the tests/format programs: temporary files, reading a whole file, exact
+ * comparison of records (every field, every byte of every string).
+ */
+#ifndef STK_TESTS_FORMAT_HELPERS_H
+#define STK_TESTS_FORMAT_HELPERS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stk/capture.h"
+#include "../test.h"
+
+/* A fresh directory under $TMPDIR (or /tmp); removed by the program with rm_tree(). */
+static inline char *tmp_dir(void)
+{
+	const char *base = getenv("TMPDIR");
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/stkfmt.XXXXXX", base && *base ? base : "/tmp");
+	return mkdtemp(path);
+}
+
+static inline void rm_tree(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* Whole file into malloc'd memory; NULL on error. */
+static inline uint8_t *slurp(const char *path, size_t *len)
+{
+	uint8_t *buf = NULL;
+	struct stat st;
+	FILE *f;
+
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) == 0) {
+		buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+		if (buf && fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)st.st_size;
+	}
+	fclose(f);
+	return buf;
+}
+
+static inline bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return !strcmp(a, b);
+}
+
+/* Empty and NULL strings are the same on disk (format.md 1); only ksym modules keep NULL. */
+static inline bool str_eq_empty(const char *a, const char *b)
+{
+	return str_eq(a ? a : "", b ? b : "");
+}
+
+/*
+ * Exact comparison of two records, one function per type. Each returns NULL when equal, else
+ * which field differs (in a static buffer).
+ */
+static char diff_why[128];
+
+#define DIFF(...) (snprintf(diff_why, sizeof(diff_why), __VA_ARGS__), diff_why)
+
+static inline const char *meta_diff(const struct cap_meta *a, const struct cap_meta *b)
+{
+	uint32_t i;
+
+	if (a->nkv != b->nkv || a->nprobes != b->nprobes)
+		return DIFF("meta counts");
+	for (i = 0; i < a->nkv; i++)
+		if (!str_eq_empty(a->kv[i].key, b->kv[i].key) ||
+		    !str_eq_empty(a->kv[i].value, b->kv[i].value))
+			return DIFF("meta kv %u", i);
+	for (i = 0; i < a->nprobes; i++) {
+		const struct cap_probe *p = &a->probes[i], *q = &b->probes[i];
+
+		if (p->id != q->id || p->kind != q->kind || p->nattached != q->nattached ||
+		    !str_eq_empty(p->spec, q->spec))
+			return DIFF("meta probe %u", i);
+	}
+	return NULL;
+}
+
+static inline const char *ksyms_diff(const struct cap_ksyms *a, const struct cap_ksyms *b)
+{
+	uint32_t i;
+
+	if (a->flags != b->flags || a->count != b->count)
+		return DIFF("ksyms flags/count");
+	for (i = 0; i < a->count; i++) {
+		const struct cap_ksym *p = &a->syms[i], *q = &b->syms[i];
+		const char *pm = p->module && *p->module ? p->module : NULL;
+		const char *qm = q->module && *q->module ? q->module : NULL;
+
+		if (p->addr != q->addr || !str_eq_empty(p->name, q->name) || !str_eq(pm, qm))
+			return DIFF("ksym %u", i);
+	}
+	return NULL;
+}
+
+static inline bool mapping_eq(const struct cap_mapping *m, const struct cap_mapping *n)
+{
+	return m->start == n->start && m->end == n->end && m->pgoff == n->pgoff &&
+	       m->dev == n->dev && m->inode == n->inode && m->kind == n->kind &&
+	       m->flags == n->flags && m->build_id_len == n->build_id_len &&
+	       !memcmp(m->build_id, n->build_id, m->build_id_len) &&
+	       str_eq_empty(m->path, n->path);
+}
+
+static inline const char *procs_diff(const struct cap_procs *a, const struct cap_procs *b)
+{
+	uint32_t i, j;
+
+	if (a->count != b->count)
+		return DIFF("procs count");
+	for (i = 0; i < a->count; i++) {
+		const struct cap_process *p = &a->procs[i], *q = &b->procs[i];
+
+		if (p->pid != q->pid || p->flags != q->flags || p->start_time != q->start_time ||
+		    !str_eq_empty(p->comm, q->comm) || !str_eq_empty(p->exe, q->exe) ||
+		    p->nmaps != q->nmaps)
+			return DIFF("process %u", i);
+		for (j = 0; j < p->nmaps; j++)
+			if (!mapping_eq(&p->maps[j], &q->maps[j]))
+				return DIFF("process %u mapping %u", i, j);
+	}
+	return NULL;
+}
+
+static inline bool stack_eq(const struct cap_stack *s, const struct cap_stack *t)
+{
+	return s->flags == t->flags && s->nips == t->nips &&
+	       (!s->nips || !memcmp(s->ips, t->ips, s->nips * sizeof(*s->ips)));
+}
+
+static inline bool row_eq(const struct cap_row *r, const struct cap_row *s)
+{
+	return r->probe == s->probe && r->pid == s->pid && r->tid == s->tid &&
+	       r->flags == s->flags && !strcmp(r->comm, s->comm) && r->kstack == s->kstack &&
+	       r->ustack == s->ustack && r->count == s->count;
+}
+
+static inline const char *interval_diff(const struct cap_interval *p,
+					const struct cap_interval *q)
+{
+	uint32_t i;
+
+	if (p->seq != q->seq || p->start_ns != q->start_ns || p->end_ns != q->end_ns ||
+	    p->nkstacks != q->nkstacks || p->nustacks != q->nustacks || p->nrows != q->nrows)
+		return DIFF("interval header");
+	for (i = 0; i < p->nkstacks; i++)
+		if (!stack_eq(&p->kstacks[i], &q->kstacks[i]))
+			return DIFF("kernel stack %u", i);
+	for (i = 0; i < p->nustacks; i++)
+		if (!stack_eq(&p->ustacks[i], &q->ustacks[i]))
+			return DIFF("user stack %u", i);
+	for (i = 0; i < p->nrows; i++)
+		if (!row_eq(&p->rows[i], &q->rows[i]))
+			return DIFF("row %u", i);
+	return NULL;
+}
+
+static inline const char *record_diff(const struct cap_record *a, const struct cap_record *b)
+{
+	if (a->type != b->type)
+		return DIFF("type %u != %u", a->type, b->type);
+	switch (a->type) {
+	case CAP_CHUNK_META:
+		return meta_diff(&a->meta, &b->meta);
+	case CAP_CHUNK_KSYMS:
+		return ksyms_diff(&a->ksyms, &b->ksyms);
+	case CAP_CHUNK_PROCS:
+		return procs_diff(&a->procs, &b->procs);
+	case CAP_CHUNK_INTERVAL:
+		return interval_diff(&a->interval, &b->interval);
+	case CAP_CHUNK_LOSSES:
+		if (a->losses.interval_seq != b->losses.interval_seq ||
+		    memcmp(a->losses.counts, b->losses.counts, sizeof(a->losses.counts)))
+			return DIFF("losses");
+		return NULL;
+	case CAP_CHUNK_END:
+		if (a->end.nintervals != b->end.nintervals || a->end.end_ns != b->end.end_ns ||
+		    a->end.events != b->end.events)
+			return DIFF("end");
+		return NULL;
+	}
+	return DIFF("unknown type %u", a->type);
+}
+
+#undef DIFF
+
+/* Exact comparison; on a difference, why says which field. */
+static inline bool record_eq(const struct cap_record *a, const struct cap_record *b,
+			     char *why, size_t whylen)
+{
+	const char *d = record_diff(a, b);
+
+	if (d)
+		snprintf(why, whylen, "%s", d);
+	return !d;
+}
+
+/*
+ * A capture of the sample records (written to dir/name), loaded into memory, with the offsets
+ * where each chunk starts (bounds[0] = 16) and ends (bounds[i + 1]); payloads[i] are copies of
+ * the decompressed chunks as first read back. Returns the number of chunks or -1.
+ */
+struct capture_image {
+	uint8_t *buf;
+	size_t len;
+	int nchunks;
+	uint64_t bounds[64];
+	uint8_t *payloads[64];
+	uint32_t plens[64];
+	uint16_t types[64];
+};
+
+static inline void capture_image__free(struct capture_image *img)
+{
+	int i;
+
+	free(img->buf);
+	for (i = 0; i < img->nchunks; i++)
+		free(img->payloads[i]);
+	memset(img, 0, sizeof(*img));
+}
+
+/* Write recs (n of them, repeated times times) and load the result. Returns 0 or -1. */
+static inline int capture_image__make(struct capture_image *img, const char *path,
+				      const struct cap_record *recs, int n, int times)
+{
+	struct cap_writer *w = cap_writer__open(path);
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	int i, k = 0;
+
+	memset(img, 0, sizeof(*img));
+	if (!w || n * times > 63)
+		return -1;
+	img->bounds[0] = cap_writer__size(w);
+	for (i = 0; i < n * times; i++) {
+		if (cap_writer__put(w, &recs[i % n]))
+			return -1;
+		img->bounds[i + 1] = cap_writer__size(w);
+	}
+	cap_writer__close(w);
+	img->buf = slurp(path, &img->len);
+	if (!img->buf || img->len != img->bounds[n * times])
+		return -1;
+	r = cap_reader__open_mem(img->buf, img->len);
+	if (!r)
+		return -1;
+	while (cap_reader__next(r, &ch) == 1 && k < 63) {
+		img->payloads[k] = malloc(ch.len + 1);
+		memcpy(img->payloads[k], ch.data, ch.len);
+		img->plens[k] = ch.len;
+		img->types[k] = ch.type;
+		k++;
+	}
+	cap_reader__close(r);
+	img->nchunks = k;
+	return k == n * times ? 0 : -1;
+}
+
+#endif /* STK_TESTS_FORMAT_HELPERS_H */

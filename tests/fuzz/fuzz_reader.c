@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_reader: bytes -> cap_reader__open_mem() -> every chunk -> cap_record__decode(), then
+ * stkreport's loader and every emitter (rep_fuzz_one()); or bytes -> cap_record__decode()
+ * directly (see LLVMFuzzerTestOneInput). No crash, leak, hang or unbounded allocation may come
+ * out of any input.
+ *
+ * Built two ways:
+ *   -DSTK_LIBFUZZER, clang -fsanitize=fuzzer,address: a libFuzzer target (docs/format.md 7)
+ *   plain (make): a driver replaying files and directories given on the command line, printing
+ *     `ok fuzz FILE` for each; tests/run replays tests/fuzz/corpus this way, so every input
+ *     that ever crashed stays a test.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stk/capture.h"
+#include "../../report/report.h"
+
+/* Touch every decoded field that points somewhere, so a bad pointer faults here. */
+static uint64_t walk_record(const struct cap_record *rec)
+{
+	uint64_t h = rec->type;
+	uint32_t i, j;
+
+	switch (rec->type) {
+	case CAP_CHUNK_META:
+		for (i = 0; i < rec->meta.nkv; i++)
+			h += strlen(rec->meta.kv[i].key) + strlen(rec->meta.kv[i].value);
+		for (i = 0; i < rec->meta.nprobes; i++)
+			h += strlen(rec->meta.probes[i].spec) + rec->meta.probes[i].id;
+		h += !!cap_meta_get(&rec->meta, "mode");
+		break;
+	case CAP_CHUNK_KSYMS:
+		for (i = 0; i < rec->ksyms.count; i++)
+			h += rec->ksyms.syms[i].addr + strlen(rec->ksyms.syms[i].name) +
+			     (rec->ksyms.syms[i].module ? strlen(rec->ksyms.syms[i].module) : 0);
+		break;
+	case CAP_CHUNK_PROCS:
+		for (i = 0; i < rec->procs.count; i++) {
+			const struct cap_process *p = &rec->procs.procs[i];
+
+			h += strlen(p->comm) + strlen(p->exe);
+			for (j = 0; j < p->nmaps; j++)
+				h += p->maps[j].start + strlen(p->maps[j].path) +
+				     p->maps[j].build_id[p->maps[j].build_id_len ?
+							 p->maps[j].build_id_len - 1 : 0];
+		}
+		break;
+	case CAP_CHUNK_INTERVAL: {
+		const struct cap_interval *iv = &rec->interval;
+
+		for (i = 0; i < iv->nrows; i++) {
+			const struct cap_row *r = &iv->rows[i];
+
+			h += strlen(r->comm) + r->count;
+			if (r->kstack != CAP_NO_STACK)
+				for (j = 0; j < iv->kstacks[r->kstack - 1].nips; j++)
+					h += iv->kstacks[r->kstack - 1].ips[j];
+			if (r->ustack != CAP_NO_STACK)
+				for (j = 0; j < iv->ustacks[r->ustack - 1].nips; j++)
+					h += iv->ustacks[r->ustack - 1].ips[j];
+		}
+		break;
+	}
+	case CAP_CHUNK_LOSSES:
+		for (i = 0; i < CAP_LOSS__COUNT; i++)
+			h += rec->losses.counts[i] + strlen(cap_loss_name(i));
+		break;
+	case CAP_CHUNK_END:
+		h += rec->end.events;
+		break;
+	}
+	return h;
+}
+
+/* Where the emitters print: opened once, kept for the life of the process. */
+static FILE *report_sink(void)
+{
+	static FILE *f;
+
+	if (!f)
+		f = fopen("/dev/null", "w");
+	return f;
+}
+
+static uint64_t decode_and_walk(const struct cap_chunk *ch)
+{
+	struct cap_record *rec;
+	uint64_t h = 0;
+
+	if (cap_record__decode(ch, &rec) == 0) {
+		h = walk_record(rec);
+		cap_record__free(rec);
+	}
+	return h;
+}
+
+/*
+ * Two modes, picked by the first bytes:
+ * - a capture (starts with the magic "STKCAP"): the reader walks it, every chunk is decoded;
+ * - anything else: byte 0 picks a record type and the rest is a decompressed payload given to
+ *   the decoder directly. A mutated capture almost never keeps valid checksums, so without
+ *   this mode the fuzzer would hardly ever get past the CRC into the record decoders.
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	volatile uint64_t sink = 0;
+
+	if (size >= 6 && !memcmp(data, "STKCAP", 6)) {
+		r = cap_reader__open_mem(data, size);
+		if (!r)
+			return 0;
+		while (cap_reader__next(r, &ch) == 1)
+			sink += decode_and_walk(&ch);
+		sink += cap_reader__chunk_index(r) + cap_reader__offset(r);
+		cap_reader__close(r);
+		/* and stkreport on it: load, symbolize (no object files), every emitter, summary */
+		if (report_sink())
+			sink += rep_fuzz_one(data, size, report_sink());
+	} else if (size >= 1) {
+		ch = (struct cap_chunk){ .type = 1 + data[0] % 7, .len = (uint32_t)(size - 1),
+					 .data = data + 1 };
+		sink += decode_and_walk(&ch);
+		/* And once through the reader, for its header checks on non-captures. */
+		r = cap_reader__open_mem(data, size);
+		cap_reader__close(r);
+	}
+	(void)sink;
+	return 0;
+}
+
+#ifndef STK_LIBFUZZER
+static int replay_file(const char *path)
+{
+	uint8_t *buf = NULL;
+	struct stat st;
+	FILE *f;
+	int err = 0;
+
+	f = fopen(path, "rb");
+	if (!f || fstat(fileno(f), &st) < 0) {
+		err = errno;
+		goto out;
+	}
+	/* An exact-size copy, so a sanitizer sees any read past the input. */
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		err = buf ? EIO : ENOMEM;
+		goto out;
+	}
+	LLVMFuzzerTestOneInput(buf, (size_t)st.st_size);
+	printf("ok fuzz %s\n", path);
+out:
+	if (err)
+		printf("not ok fuzz %s: cannot read: %s\n", path, strerror(err));
+	free(buf);
+	if (f)
+		fclose(f);
+	return err ? 1 : 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Files of a directory in name order, so output is stable. */
+static int replay_dir(const char *dir)
+{
+	struct dirent *de;
+	char **names = NULL, path[4096];
+	size_t n = 0, i;
+	int failed = 0;
+	DIR *d = opendir(dir);
+
+	if (!d) {
+		printf("not ok fuzz %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	while ((de = readdir(d))) {
+		char **more;
+
+		if (de->d_name[0] == '.')
+			continue;
+		more = realloc(names, (n + 1) * sizeof(*names));
+		if (!more)
+			break;
+		names = more;
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		failed |= replay_file(path);
+		free(names[i]);
+	}
+	free(names);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	struct stat st;
+	int i, failed = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
+		return 2;
+	}
+	for (i = 1; i < argc; i++) {
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			failed |= replay_dir(argv[i]);
+		else
+			failed |= replay_file(argv[i]);
+	}
+	return failed ? 1 : 0;
+}
+#endif

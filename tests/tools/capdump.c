@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * capdump: print every record of a capture as text, one line per item, for tests and debugging.
+ *   capdump [-s] FILE     -s: summary only (per probe event totals, intervals, losses)
+ * Exit 0 on a clean read (a torn tail is reported and still exits 0), 1 on an error.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stk/capture.h"
+
+#define MAX_PROBES 256
+
+struct totals {
+	uint64_t per_probe[MAX_PROBES];
+	uint64_t events, losses[CAP_LOSS__COUNT];
+	uint32_t intervals, procs, rows;
+	int ended;
+};
+
+static void hex(const uint8_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		printf("%02x", b[i]);
+}
+
+static void dump_meta(const struct cap_meta *m)
+{
+	for (uint32_t i = 0; i < m->nkv; i++)
+		printf("meta %s=%s\n", m->kv[i].key, m->kv[i].value);
+	for (uint32_t i = 0; i < m->nprobes; i++)
+		printf("probe %u kind=%s nattached=%u spec=%s\n", m->probes[i].id,
+		       cap_probe_kind_name(m->probes[i].kind), m->probes[i].nattached,
+		       m->probes[i].spec);
+}
+
+static void dump_procs(const struct cap_procs *p)
+{
+	for (uint32_t i = 0; i < p->count; i++) {
+		const struct cap_process *pr = &p->procs[i];
+
+		printf("proc pid=%u start=%" PRIu64 " flags=%#x comm=%s exe=%s nmaps=%u\n", pr->pid,
+		       pr->start_time, pr->flags, pr->comm, pr->exe, pr->nmaps);
+		for (uint32_t j = 0; j < pr->nmaps; j++) {
+			const struct cap_mapping *m = &pr->maps[j];
+
+			printf("  map %" PRIx64 "-%" PRIx64 " pgoff=%" PRIx64 " dev=%" PRIx64
+			       " ino=%" PRIu64 " kind=%u flags=%#x bid=",
+			       m->start, m->end, m->pgoff, m->dev, m->inode, m->kind, m->flags);
+			hex(m->build_id, m->build_id_len);
+			printf(" %s\n", m->path);
+		}
+	}
+}
+
+static void dump_stack(const char *what, uint32_t i, const struct cap_stack *s)
+{
+	printf("  %s %u flags=%#x n=%u:", what, i + 1, s->flags, s->nips);
+	for (uint32_t j = 0; j < s->nips; j++)
+		printf(" %" PRIx64, s->ips[j]);
+	printf("\n");
+}
+
+static void dump_interval(const struct cap_interval *iv, int summary)
+{
+	printf("interval seq=%u start=%" PRIu64 " end=%" PRIu64 " rows=%u kstacks=%u ustacks=%u\n",
+	       iv->seq, iv->start_ns, iv->end_ns, iv->nrows, iv->nkstacks, iv->nustacks);
+	if (summary)
+		return;
+	for (uint32_t i = 0; i < iv->nkstacks; i++)
+		dump_stack("kstack", i, &iv->kstacks[i]);
+	for (uint32_t i = 0; i < iv->nustacks; i++)
+		dump_stack("ustack", i, &iv->ustacks[i]);
+	for (uint32_t i = 0; i < iv->nrows; i++) {
+		const struct cap_row *r = &iv->rows[i];
+
+		printf("  row probe=%u pid=%u tid=%u comm=%s k=%u u=%u flags=%#x count=%" PRIu64 "\n",
+		       r->probe, r->pid, r->tid, r->comm, r->kstack, r->ustack, r->flags, r->count);
+	}
+}
+
+static void account(const struct cap_record *rec, struct totals *t)
+{
+	switch (rec->type) {
+	case CAP_CHUNK_PROCS:
+		t->procs += rec->procs.count;
+		break;
+	case CAP_CHUNK_INTERVAL:
+		t->intervals++;
+		t->rows += rec->interval.nrows;
+		for (uint32_t i = 0; i < rec->interval.nrows; i++) {
+			const struct cap_row *r = &rec->interval.rows[i];
+
+			t->events += r->count;
+			if (r->probe < MAX_PROBES)
+				t->per_probe[r->probe] += r->count;
+		}
+		break;
+	case CAP_CHUNK_LOSSES:
+		for (int i = 0; i < CAP_LOSS__COUNT; i++)
+			t->losses[i] += rec->losses.counts[i];
+		break;
+	case CAP_CHUNK_END:
+		t->ended = 1;
+		break;
+	}
+}
+
+static void dump(const struct cap_record *rec, int summary)
+{
+	switch (rec->type) {
+	case CAP_CHUNK_META:
+		dump_meta(&rec->meta);
+		break;
+	case CAP_CHUNK_KSYMS:
+		printf("ksyms count=%u flags=%#x\n", rec->ksyms.count, rec->ksyms.flags);
+		break;
+	case CAP_CHUNK_PROCS:
+		if (!summary)
+			dump_procs(&rec->procs);
+		break;
+	case CAP_CHUNK_INTERVAL:
+		dump_interval(&rec->interval, summary);
+		break;
+	case CAP_CHUNK_LOSSES:
+		for (int i = 0; i < CAP_LOSS__COUNT; i++)
+			if (rec->losses.counts[i] && !summary)
+				printf("  loss interval=%u %s=%" PRIu64 "\n", rec->losses.interval_seq,
+				       cap_loss_name(i), rec->losses.counts[i]);
+		break;
+	case CAP_CHUNK_END:
+		printf("end nintervals=%u events=%" PRIu64 "\n", rec->end.nintervals,
+		       rec->end.events);
+		break;
+	}
+}
+
+static void print_totals(const struct totals *t)
+{
+	printf("total events=%" PRIu64 " intervals=%u rows=%u procs=%u end=%d\n", t->events,
+	       t->intervals, t->rows, t->procs, t->ended);
+	for (int i = 0; i < MAX_PROBES; i++)
+		if (t->per_probe[i])
+			printf("total probe=%d events=%" PRIu64 "\n", i, t->per_probe[i]);
+	for (int i = 0; i < CAP_LOSS__COUNT; i++)
+		if (t->losses[i])
+			printf("total loss %s=%" PRIu64 "\n", cap_loss_name(i), t->losses[i]);
+}
+
+int main(int argc, char **argv)
+{
+	int summary = argc > 2 && !strcmp(argv[1], "-s");
+	const char *path = argv[argc - 1];
+	struct totals t = { 0 };
+	struct cap_reader *r;
+	struct cap_chunk c;
+	int n, err = 0;
+
+	if (argc < 2 || (argc > 2 && !summary)) {
+		fprintf(stderr, "usage: capdump [-s] FILE\n");
+		return 2;
+	}
+	r = cap_reader__open(path);
+	if (!r) {
+		fprintf(stderr, "capdump: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while ((n = cap_reader__next(r, &c)) > 0) {
+		struct cap_record *rec;
+
+		err = cap_record__decode(&c, &rec);
+		if (err) {
+			fprintf(stderr, "capdump: %s: chunk %u: %s\n", path, c.index, strerror(-err));
+			break;
+		}
+		dump(rec, summary);
+		account(rec, &t);
+		cap_record__free(rec);
+	}
+	if (n < 0 && n != -ENODATA)
+		err = n;
+	if (n < 0)
+		fprintf(stderr, "capdump: %s: chunk %u at 0x%" PRIx64 ": %s\n", path,
+			cap_reader__chunk_index(r), cap_reader__offset(r), strerror(-n));
+	print_totals(&t);
+	cap_reader__close(r);
+	return err ? 1 : 0;
+}

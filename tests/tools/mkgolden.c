@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mkgolden.c: writes the synthetic captures of tests/golden (input.stk of each case) with the
+ * format/ writer. Nothing comes from this host: kallsyms are a handful of made-up kernel
+ * symbols, and user mappings point at the committed tests/golden/elf/golden{,-pie}.elf, whose
+ * symbol addresses and build-ids are read here (so the captures always match the committed
+ * binaries; reports reach them with --symfs tests/golden/elf).
+ *
+ * Usage: mkgolden GOLDEN_DIR     (writes GOLDEN_DIR/CASE/input.stk; reads GOLDEN_DIR/elf/)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <stk/capture.h>
+
+#include "../../report/symbolize.h"
+
+#define PIE_BIAS 0x555555554000ull
+#define SEC 1000000000ull
+#define MONO0 (1000 * SEC)	/* CLOCK_MONOTONIC at the start of every capture */
+#define REAL0 1767322800000000000ull	/* 2026-01-02 03:00:00 UTC */
+
+struct elf_obj {
+	struct sym_elf *e;
+	uint64_t bias;
+	const char *path;	/* as recorded in the capture */
+};
+
+static const char *dir;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "mkgolden: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static void load_elf(struct elf_obj *o, const char *file, const char *recorded, uint64_t bias)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/elf/%s", dir, file);
+	o->e = sym_elf__open(path);
+	if (!o->e)
+		die(path, errno);
+	o->bias = bias;
+	o->path = recorded;
+}
+
+static uint64_t sym(const struct elf_obj *o, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < o->e->nsyms; i++)
+		if (!strcmp(o->e->syms[i].name, name))
+			return o->e->syms[i].addr;
+	fprintf(stderr, "mkgolden: no symbol %s\n", name);
+	exit(1);
+}
+
+/* Run-time address of NAME+off in the object. */
+static uint64_t at(const struct elf_obj *o, const char *name, uint64_t off)
+{
+	return o->bias + sym(o, name) + off;
+}
+
+/* The executable mapping of the object, as /proc/PID/maps would show it. */
+static struct cap_mapping text_map(const struct elf_obj *o)
+{
+	uint64_t main_addr = sym(o, "main");
+	struct cap_mapping m = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < o->e->nsegs; i++) {
+		const struct sym_segment *s = &o->e->segs[i];
+
+		if (main_addr < s->vaddr || main_addr - s->vaddr >= s->filesz)
+			continue;
+		m.start = o->bias + (s->vaddr & ~0xfffull);
+		m.end = o->bias + ((s->vaddr + s->filesz + 0xfff) & ~0xfffull);
+		m.pgoff = s->offset & ~0xfffull;
+	}
+	m.dev = 0x801;
+	m.inode = 4242;
+	m.kind = CAP_MAP_FILE;
+	m.build_id_len = o->e->build_id_len;
+	memcpy(m.build_id, o->e->build_id, o->e->build_id_len);
+	m.path = (char *)o->path;
+	return m;
+}
+
+static struct cap_mapping other_map(uint64_t start, uint64_t end, uint32_t kind, const char *path,
+				    uint8_t bid_byte)
+{
+	struct cap_mapping m = { .start = start, .end = end, .kind = kind, .path = (char *)path };
+
+	if (bid_byte) {
+		m.build_id_len = 20;
+		memset(m.build_id, bid_byte, 20);
+	}
+	return m;
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+struct out {
+	struct cap_writer *w;
+	char path[512];
+	uint64_t interval_off[8];	/* file offset of each interval chunk */
+	uint64_t interval_len[8];
+	uint32_t nintervals;
+	uint64_t events;
+};
+
+static void put(struct out *o, struct cap_record *rec)
+{
+	uint64_t before = cap_writer__size(o->w);
+	int err = cap_writer__put(o->w, rec);
+
+	if (err)
+		die(o->path, err);
+	if (rec->type == CAP_CHUNK_INTERVAL && o->nintervals < 8) {
+		uint32_t i;
+
+		o->interval_off[o->nintervals] = before;
+		o->interval_len[o->nintervals] = cap_writer__size(o->w) - before;
+		o->nintervals++;
+		for (i = 0; i < rec->interval.nrows; i++)
+			o->events += rec->interval.rows[i].count;
+	}
+}
+
+static void open_case(struct out *o, const char *name)
+{
+	char d[256];
+
+	snprintf(d, sizeof(d), "%s/%s", dir, name);
+	mkdir(d, 0755);
+	snprintf(o->path, sizeof(o->path), "%s/input.stk", d);
+	memset(o->interval_off, 0, sizeof(o->interval_off));
+	o->nintervals = 0;
+	o->events = 0;
+	o->w = cap_writer__open(o->path);
+	if (!o->w)
+		die(o->path, errno);
+}
+
+static void close_case(struct out *o, bool with_end)
+{
+	if (with_end) {
+		struct cap_record end = { .type = CAP_CHUNK_END };
+
+		end.end.nintervals = o->nintervals;
+		end.end.end_ns = MONO0 + o->nintervals * SEC + SEC / 2;
+		end.end.events = o->events;
+		put(o, &end);
+	}
+	cap_writer__close(o->w);
+	o->w = NULL;
+}
+
+static void put_meta(struct out *o, const char *mode, struct cap_probe *probes, uint32_t nprobes)
+{
+	static char mono[32], real[32], start[32];
+	struct cap_kv kv[] = {
+		{ "host", "golden-host" },
+		{ "kernel", "6.1.0-golden" },
+		{ "arch", "x86_64" },
+		{ "ncpus", "4" },
+		{ "boot_id", "00000000-0000-0000-0000-000000000000" },
+		{ "tool_version", "0.1.0" },
+		{ "argv", "stkrec golden" },
+		{ "mode", (char *)mode },
+		{ "interval_s", "1" },
+		{ "stacks", "kernel,user" },
+		{ "clock", "monotonic" },
+		{ "clock.mono_ns", mono },
+		{ "clock.real_ns", real },
+		{ "start.mono_ns", start },
+	};
+	struct cap_record rec = { .type = CAP_CHUNK_META };
+
+	snprintf(mono, sizeof(mono), "%llu", MONO0);
+	snprintf(real, sizeof(real), "%llu", REAL0);
+	snprintf(start, sizeof(start), "%llu", MONO0);
+	rec.meta.nkv = sizeof(kv) / sizeof(kv[0]);
+	rec.meta.kv = kv;
+	rec.meta.nprobes = nprobes;
+	rec.meta.probes = probes;
+	put(o, &rec);
+}
+
+/* Made-up kernel: addresses are arbitrary but fixed. */
+#define K_STEXT 0xffffffff81000000ull
+#define K_DO_SYSCALL 0xffffffff81001000ull
+#define K_ENTRY 0xffffffff81001200ull
+#define K_GETPPID 0xffffffff81002000ull
+#define K_VFS_READ 0xffffffff81002100ull
+#define K_KSYS_READ 0xffffffff81003000ull
+#define K_DO_IDLE 0xffffffff81004000ull
+#define K_CPU_STARTUP 0xffffffff81004400ull
+#define K_EXT4_READ 0xffffffffc0001000ull
+#define K_EXT4_END 0xffffffffc0002000ull
+
+static void put_ksyms(struct out *o, bool hidden)
+{
+	struct cap_ksym syms[] = {
+		{ K_STEXT, "_stext", NULL },
+		{ K_DO_SYSCALL, "do_syscall_64", NULL },
+		{ K_ENTRY, "entry_SYSCALL_64_after_hwframe", NULL },
+		{ K_GETPPID, "__x64_sys_getppid", NULL },
+		{ K_VFS_READ, "vfs_read", NULL },
+		{ K_KSYS_READ, "ksys_read", NULL },
+		{ K_DO_IDLE, "do_idle", NULL },
+		{ K_CPU_STARTUP, "cpu_startup_entry", NULL },
+		{ K_EXT4_READ, "ext4_file_read_iter", "ext4" },
+		{ K_EXT4_END, "ext4_llseek", "ext4" },
+	};
+	struct cap_record rec = { .type = CAP_CHUNK_KSYMS };
+	uint32_t i;
+
+	if (hidden) {
+		for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+			syms[i].addr = 0;
+		rec.ksyms.flags = CAP_KSYMS_F_HIDDEN;
+	}
+	rec.ksyms.count = sizeof(syms) / sizeof(syms[0]);
+	rec.ksyms.syms = syms;
+	put(o, &rec);
+}
+
+static void put_procs(struct out *o, struct cap_process *procs, uint32_t n)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_PROCS };
+
+	rec.procs.count = n;
+	rec.procs.procs = procs;
+	put(o, &rec);
+}
+
+static void put_losses(struct out *o, uint32_t seq, uint32_t kind, uint64_t n, uint32_t kind2,
+		       uint64_t n2)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_LOSSES };
+
+	rec.losses.interval_seq = seq;
+	rec.losses.counts[kind] += n;
+	rec.losses.counts[kind2] += n2;
+	put(o, &rec);
+}
+
+/* An interval under construction. */
+struct ivb {
+	struct cap_stack ks[16], us[16];
+	uint64_t ips[64][16];
+	uint32_t nips_used;
+	struct cap_row rows[32];
+	struct cap_interval iv;
+};
+
+static void iv_begin(struct ivb *b, uint32_t seq)
+{
+	memset(b, 0, sizeof(*b));
+	b->iv.seq = seq;
+	b->iv.start_ns = MONO0 + seq * SEC;
+	b->iv.end_ns = MONO0 + (seq + 1) * SEC;
+	b->iv.kstacks = b->ks;
+	b->iv.ustacks = b->us;
+	b->iv.rows = b->rows;
+}
+
+/* Add a stack (leaf first, 0-terminated list of addresses); returns its 1-based reference. */
+static uint32_t iv_stack(struct ivb *b, bool kernel, const uint64_t *ips)
+{
+	struct cap_stack *s = kernel ? &b->ks[b->iv.nkstacks++] : &b->us[b->iv.nustacks++];
+	uint64_t *dst = b->ips[b->nips_used++];
+
+	while (ips[s->nips]) {
+		dst[s->nips] = ips[s->nips];
+		s->nips++;
+	}
+	s->ips = dst;
+	return kernel ? b->iv.nkstacks : b->iv.nustacks;
+}
+
+static void iv_row(struct ivb *b, uint32_t probe, uint32_t pid, const char *comm, uint32_t kstack,
+		   uint32_t ustack, uint32_t flags, uint64_t count)
+{
+	struct cap_row *r = &b->rows[b->iv.nrows++];
+
+	r->probe = probe;
+	r->pid = pid;
+	r->tid = pid;
+	snprintf(r->comm, sizeof(r->comm), "%s", comm);
+	r->kstack = kstack;
+	r->ustack = ustack;
+	r->flags = flags;
+	r->count = count;
+}
+
+static void iv_put(struct out *o, struct ivb *b)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_INTERVAL };
+
+	rec.interval = b->iv;
+	put(o, &rec);
+}
+
+/* ---- the cases ----------------------------------------------------------------------------- */
+
+static struct elf_obj golden, pie;
+
+/* Processes shared by the count, truncated and corrupt captures. */
+static void put_count_procs(struct out *o)
+{
+	static struct cap_mapping m100[2], m200[1];
+	struct cap_process procs[] = {
+		{ 100, 0, 5000, "golden", "/golden.elf", 2, m100 },
+		{ 200, 0, 6000, "golden-pie", "/golden-pie.elf", 1, m200 },
+		{ 300, CAP_PROC_F_NO_MAPS, 7000, "gone", "", 0, NULL },
+	};
+
+	m100[0] = text_map(&golden);
+	m100[1] = other_map(0x7f0000001000ull, 0x7f0000002000ull, CAP_MAP_FILE,
+			    "/lib/libmissing.so", 0xab);
+	m200[0] = text_map(&pie);
+	put_procs(o, procs, sizeof(procs) / sizeof(procs[0]));
+}
+
+static void count_interval(struct out *o, uint32_t seq)
+{
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t k_read[] = { K_EXT4_READ + 0x8, K_VFS_READ + 0x20, K_KSYS_READ + 0x1c,
+				    K_DO_SYSCALL + 0x60, K_ENTRY + 0x44, 0 };
+	/* user stacks: leaf, then return addresses (the byte after a call) */
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	const uint64_t u_chain_pie[] = { at(&pie, "stk_leaf", 4), at(&pie, "stk_mid", 0x10),
+					 at(&pie, "stk_top", 0x12), at(&pie, "main", 0x1a), 0 };
+	const uint64_t u_read[] = { at(&golden, "read_file", 0x30),
+				    at(&golden, "parse_config", 0x11),
+				    at(&golden, "main", 0x37), 0 };
+	const uint64_t u_gone[] = { 0x401150, 0x401170, 0 };
+	const uint64_t u_odd[] = { 0x7f0000001234ull, 0x7ffff0000000ull, at(&golden, "main", 0x37),
+				   0 };
+	struct ivb b;
+	uint32_t kg, kr, uc, ucp, ur, ug, uo;
+
+	iv_begin(&b, seq);
+	kg = iv_stack(&b, true, k_getppid);
+	kr = iv_stack(&b, true, k_read);
+	uc = iv_stack(&b, false, u_chain);
+	ucp = iv_stack(&b, false, u_chain_pie);
+	ur = iv_stack(&b, false, u_read);
+	ug = iv_stack(&b, false, u_gone);
+	uo = iv_stack(&b, false, u_odd);
+	/* pid 100 and 200 show identical frames: one stack unless -P */
+	iv_row(&b, 0, 100, "golden", kg, uc, 0, 5 + seq);
+	iv_row(&b, 0, 200, "golden-pie", kg, ucp, 0, 4);
+	iv_row(&b, 1, 100, "golden", kr, ur, 0, 3);
+	iv_row(&b, 0, 300, "gone", kg, ug, 0, 2);
+	iv_row(&b, 1, 100, "golden", kr, uo, 0, 1);
+	/* equal counts, different stacks: the tie order must not depend on the file */
+	iv_row(&b, 0, 100, "golden", 0, ur, 0, 3);
+	if (seq == 1)
+		iv_row(&b, 0, 200, "golden-pie", kg, 0, 0, 6);
+	iv_put(o, &b);
+}
+
+static void case_count(struct out *o, const char *name, bool with_end)
+{
+	struct cap_probe probes[] = {
+		{ 0, CAP_PROBE_TRACEPOINT, 1, "t:syscalls:sys_enter_getppid" },
+		{ 1, CAP_PROBE_UPROBE, 1, "/golden.elf:read_file" },
+	};
+
+	open_case(o, name);
+	put_meta(o, "count", probes, 2);
+	put_ksyms(o, false);
+	put_count_procs(o);
+	count_interval(o, 0);
+	put_losses(o, 0, CAP_LOSS_KSTACK_COLLISION, 2, CAP_LOSS_USTACK_MISSING, 1);
+	count_interval(o, 1);
+	close_case(o, with_end);
+}
+
+static void case_profile(struct out *o)
+{
+	static struct cap_mapping m100[1], m200[1];
+	struct cap_process procs[] = {
+		{ 100, 0, 5000, "burner", "/golden.elf", 1, m100 },
+		{ 200, 0, 6000, "burner-pie", "/golden-pie.elf", 1, m200 },
+	};
+	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t k_idle[] = { K_DO_IDLE + 0x5, K_CPU_STARTUP + 0x20, K_STEXT + 0x30, 0 };
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	const uint64_t u_chain_pie[] = { at(&pie, "stk_leaf", 9), at(&pie, "stk_mid", 0x10),
+					 at(&pie, "stk_top", 0x12), at(&pie, "main", 0x1a), 0 };
+	const uint64_t u_mid[] = { at(&golden, "stk_mid", 0x3), at(&golden, "stk_top", 0x12),
+				   at(&golden, "main", 0x1a), 0 };
+	struct ivb b;
+	uint32_t kg, ki, uc, ucp, um;
+
+	m100[0] = text_map(&golden);
+	m200[0] = text_map(&pie);
+	open_case(o, "profile");
+	put_meta(o, "profile", probes, 1);
+	put_ksyms(o, false);
+	put_procs(o, procs, 2);
+	iv_begin(&b, 0);
+	kg = iv_stack(&b, true, k_getppid);
+	ki = iv_stack(&b, true, k_idle);
+	uc = iv_stack(&b, false, u_chain);
+	ucp = iv_stack(&b, false, u_chain_pie);
+	um = iv_stack(&b, false, u_mid);
+	iv_row(&b, 0, 100, "burner", 0, uc, 0, 40);	/* user mode: no kernel stack */
+	iv_row(&b, 0, 100, "burner", 0, um, 0, 9);
+	iv_row(&b, 0, 200, "burner-pie", 0, ucp, 0, 40);	/* same frames, other pid */
+	iv_row(&b, 0, 100, "burner", kg, uc, 0, 6);	/* in a syscall */
+	iv_row(&b, 0, 0, "swapper/0", ki, 0, 0, 25);	/* idle: kernel only */
+	iv_row(&b, 0, 100, "burner", kg, 0, CAP_ROW_F_USTACK_LOST, 2);
+	iv_row(&b, 0, 200, "burner-pie", 0, ucp, CAP_ROW_F_KSTACK_LOST, 1);
+	iv_put(o, &b);
+	put_losses(o, 0, CAP_LOSS_USTACK_COLLISION, 2, CAP_LOSS_KSTACK_COLLISION, 1);
+	close_case(o, true);
+}
+
+/* Every reason a frame stays unnamed, and hidden kallsyms. */
+static void case_unknown(struct out *o)
+{
+	static struct cap_mapping m100[4], m400[1];
+	struct cap_process procs[] = {
+		{ 100, 0, 5000, "odd", "/golden.elf", 4, m100 },
+		{ 300, CAP_PROC_F_NO_MAPS, 7000, "gone", "", 0, NULL },
+		{ 400, 0, 8000, "replaced", "/golden.elf", 1, m400 },
+	};
+	struct cap_probe probes[] = { { 0, CAP_PROBE_UPROBE, 1, "/golden.elf:stk_leaf" } };
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, 0 };
+	const uint64_t u_all[] = {
+		at(&golden, "stk_leaf", 0),	/* named */
+		at(&golden, "_start", 0x25),	/* in the text mapping, in a gap between symbols */
+		0x7f0000001234ull,		/* object not found */
+		0x7fff00000800ull,		/* vdso */
+		0x7ffff0000000ull,		/* outside any mapping */
+		at(&golden, "main", 0x1a),
+		0,
+	};
+	const uint64_t u_gone[] = { 0x401150, 0x401170, 0 };
+	const uint64_t u_replaced[] = { at(&golden, "stk_leaf", 0), at(&golden, "main", 0x1a), 0 };
+	struct ivb b;
+	uint32_t kg, ua, ug, ur;
+
+	m100[0] = text_map(&golden);
+	m100[1] = other_map(0x7f0000001000ull, 0x7f0000002000ull, CAP_MAP_FILE,
+			    "/lib/libmissing.so", 0xab);
+	m100[2] = other_map(0x7fff00000000ull, 0x7fff00002000ull, CAP_MAP_VDSO, "[vdso]", 0);
+	m100[3] = other_map(0x7fff10000000ull, 0x7fff10001000ull, CAP_MAP_ANON_EXEC, "", 0);
+	/* same path as pid 100's binary, another build-id: the file on disk must not be used */
+	m400[0] = text_map(&golden);
+	memset(m400[0].build_id, 0x5a, m400[0].build_id_len);
+	open_case(o, "unknown");
+	put_meta(o, "count", probes, 1);
+	put_ksyms(o, true);
+	put_procs(o, procs, 3);
+	iv_begin(&b, 0);
+	kg = iv_stack(&b, true, k_getppid);
+	ua = iv_stack(&b, false, u_all);
+	ug = iv_stack(&b, false, u_gone);
+	ur = iv_stack(&b, false, u_replaced);
+	iv_row(&b, 0, 100, "odd", kg, ua, 0, 3);
+	iv_row(&b, 0, 300, "gone", 0, ug, 0, 2);
+	iv_row(&b, 0, 400, "replaced", 0, ur, 0, 5);
+	iv_row(&b, 0, 500, "noproc", 0, ur, 0, 1);	/* no process record at all */
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
+static void rewrite(const char *path, void (*edit)(uint8_t *buf, size_t *len, void *ctx), void *ctx)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = malloc(1 << 20);
+	size_t len;
+
+	if (!f || !buf)
+		die(path, errno);
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	edit(buf, &len, ctx);
+	f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f))
+		die(path, errno);
+	free(buf);
+}
+
+static void cut(uint8_t *buf, size_t *len, void *ctx)
+{
+	*len = *(uint64_t *)ctx;
+}
+
+static void flip(uint8_t *buf, size_t *len, void *ctx)
+{
+	buf[*(uint64_t *)ctx] ^= 0x40;
+}
+
+/* Header major version 2 (format.md 2: u16 at 8, header CRC32C over bytes 0..11 at 12). */
+static void newer(uint8_t *buf, size_t *len, void *ctx)
+{
+	uint32_t crc;
+
+	buf[8] = 2;
+	buf[9] = 0;
+	crc = cap_crc32c(0, buf, 12);
+	buf[12] = crc;
+	buf[13] = crc >> 8;
+	buf[14] = crc >> 16;
+	buf[15] = crc >> 24;
+}
+
+int main(int argc, char **argv)
+{
+	struct out o = { 0 };
+	uint64_t off;
+	FILE *f;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: mkgolden GOLDEN_DIR\n");
+		return 2;
+	}
+	dir = argv[1];
+	load_elf(&golden, "golden.elf", "/golden.elf", 0);
+	load_elf(&pie, "golden-pie.elf", "/golden-pie.elf", PIE_BIAS);
+
+	case_count(&o, "count", true);
+	case_profile(&o);
+	case_unknown(&o);
+
+	/* recorder killed inside the second interval chunk */
+	case_count(&o, "truncated", false);
+	off = o.interval_off[1] + o.interval_len[1] / 2;
+	rewrite(o.path, cut, &off);
+
+	/* one bit flipped inside the second interval's payload: checksum mismatch */
+	case_count(&o, "corrupt", true);
+	off = o.interval_off[1] + o.interval_len[1] - 8;
+	rewrite(o.path, flip, &off);
+
+	case_count(&o, "newer", true);
+	rewrite(o.path, newer, NULL);
+
+	{
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/notcapture", dir);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/notcapture/input.stk", dir);
+		f = fopen(p, "w");
+		if (!f || fputs("this is not a capture file\n", f) < 0 || fclose(f))
+			die(p, errno);
+	}
+	sym_elf__close(golden.e);
+	sym_elf__close(pie.e);
+	return 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wl.h: command line and pacing shared by the e2e workloads (the .c files beside it).
+ *
+ *   NAME [-b BATCHES] [-d DELAY_MS] [-w] [-v] [-t] N
+ *
+ * N events are fired in BATCHES batches (the last one takes the remainder); the workload sleeps
+ * DELAY_MS before every batch, so that a recording with -i 1 spans several intervals. -w waits for
+ * SIGUSR1 before the first batch: a test starts the workload, attaches stkrec with -p, waits for
+ * its "Tracing ..." line and only then lets the events go, so none fire before the probes exist.
+ * -v prints `pid PID` on stdout before waiting. -t prints `elapsed_ns NS` at the end: the time
+ * spent firing the events, without start-up and waiting (bench/run divides it by N). Apart from
+ * that the workloads print nothing.
+ *
+ * The workloads build with frame pointers everywhere and without inlining (Makefile,
+ * WORKLOAD_CFLAGS): each named function below is one real frame.
+ */
+#ifndef STK_WL_H
+#define STK_WL_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct wl_opts {
+	unsigned long n;
+	unsigned long batches;
+	long delay_ms;
+	int wait_signal;
+	int verbose;
+	int timed;
+	struct timespec t0;
+};
+
+static volatile sig_atomic_t wl_go;
+
+static void wl_on_usr1(int sig)
+{
+	(void)sig;
+	wl_go = 1;
+}
+
+static void wl_usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [-b BATCHES] [-d DELAY_MS] [-w] [-v] [-t] N\n", prog);
+	exit(2);
+}
+
+static unsigned long wl_number(const char *prog, const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-')
+		wl_usage(prog);
+	return v;
+}
+
+static void wl_parse(int argc, char **argv, struct wl_opts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->batches = 1;
+	while ((c = getopt(argc, argv, "b:d:wvt")) != -1) {
+		switch (c) {
+		case 'b':
+			o->batches = wl_number(argv[0], optarg);
+			break;
+		case 'd':
+			o->delay_ms = (long)wl_number(argv[0], optarg);
+			break;
+		case 'w':
+			o->wait_signal = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 't':
+			o->timed = 1;
+			break;
+		default:
+			wl_usage(argv[0]);
+		}
+	}
+	if (optind != argc - 1 || o->batches == 0)
+		wl_usage(argv[0]);
+	o->n = wl_number(argv[0], argv[optind]);
+}
+
+static void wl_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (ms > 0 && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Block SIGUSR1 first so a signal sent right after `-v` printed the pid is not lost. Starts the
+ * clock of -t.
+ */
+static void wl_wait_start(struct wl_opts *o)
+{
+	struct sigaction sa = { .sa_handler = wl_on_usr1 };
+	sigset_t block, old;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (o->verbose) {
+		printf("pid %d\n", (int)getpid());
+		fflush(stdout);
+	}
+	if (o->wait_signal)
+		while (!wl_go)
+			sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &o->t0);
+}
+
+/* End of the run: print the elapsed time with -t. */
+static void wl_finish(const struct wl_opts *o)
+{
+	struct timespec t1;
+
+	if (!o->timed)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("elapsed_ns %lld\n", (long long)(t1.tv_sec - o->t0.tv_sec) * 1000000000LL +
+					 (t1.tv_nsec - o->t0.tv_nsec));
+}
+
+/* Events in batch i (0-based) of n split into batches: the last batch takes the remainder. */
+static unsigned long wl_batch_size(const struct wl_opts *o, unsigned long i)
+{
+	unsigned long per = o->n / o->batches;
+
+	return i == o->batches - 1 ? o->n - per * (o->batches - 1) : per;
+}
+
+#endif /* STK_WL_H */
