@@ -118,11 +118,17 @@ static void handle_stop(struct rec_child *c, int status, struct rec_procs *procs
 	if (event == PTRACE_EVENT_EXIT) {
 		/* The last moment its mappings exist, with every library it loaded. */
 		rec_procs__note(procs, c->pid, true);
+	} else if (event == PTRACE_EVENT_EXEC) {
+		/*
+		 * A later exec of the command (`sh -c "exec prog"`). Without TRACEEXEC it would
+		 * raise a plain SIGTRAP, which, passed on, kills the program.
+		 */
 	} else if (sig == SIGTRAP && !c->exec_seen) {
 		/* The exec stop PTRACE_TRACEME asks for. */
 		c->exec_seen = true;
 		ptrace(PTRACE_SETOPTIONS, c->pid, NULL,
-		       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL));
+		       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
+				      PTRACE_O_EXITKILL));
 	} else {
 		deliver = sig;	/* an ordinary signal: pass it on */
 	}

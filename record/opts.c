@@ -222,10 +222,21 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case 'V':
 		printf("stkrec %s\n", STK_VERSION);
 		return 1;
+	case ':':
+		return usage_err("option '%s' needs an argument", arg);
 	default:
-		fprintf(stderr, "Try 'stkrec --help' for more information.\n");
-		return -EINVAL;
+		return usage_err("unrecognized option '%s'", arg);
 	}
+}
+
+/* The option getopt refused, as the user wrote it (short options may be bundled: -Kx). */
+static const char *refused_option(char **argv, char *buf, size_t len)
+{
+	if (optopt) {
+		snprintf(buf, len, "-%c", optopt);
+		return buf;
+	}
+	return argv[optind - 1];
 }
 
 static void set_defaults(struct rec_opts *o, int argc, char **argv)
@@ -245,12 +256,14 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 {
 	int cmd = command_index(argc, argv);
 	int c, err;
+	char opt[3];
 
 	set_defaults(o, argc, argv);
 	optind = 1;
-	opterr = 1;
-	while ((c = getopt_long(cmd, argv, "o:p:L:KUi:D:rF:c:C:IqhV", long_opts, NULL)) != -1) {
-		err = parse_one(c, optarg, o);
+	opterr = 0;	/* our own one-line messages, without argv[0]'s full path */
+	while ((c = getopt_long(cmd, argv, ":o:p:L:KUi:D:rF:c:C:IqhV", long_opts, NULL)) != -1) {
+		err = parse_one(c, c == ':' || c == '?' ? refused_option(argv, opt, sizeof(opt)) :
+			       optarg, o);
 		if (err)
 			return err;
 	}

@@ -259,11 +259,25 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 	return 0;
 }
 
+/* A -p or -L id that names no task would make a silent, empty capture: refuse it up front. */
+static int check_ids_exist(const uint32_t *ids, uint32_t n, const char *what)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (kill((pid_t)ids[i], 0) && errno == ESRCH)
+			return rec_err(-ESRCH, "no such %s: %u", what, ids[i]);
+	return 0;
+}
+
 static int setup(struct run *r)
 {
 	const struct rec_opts *o = r->o;
 	int err;
 
+	err = check_ids_exist(o->pids, o->npids, "process");
+	if (!err)
+		err = check_ids_exist(o->tids, o->ntids, "thread");
+	if (err)
+		return err;
 	err = rec_specs__resolve(o, &r->specs, &r->nspecs);
 	if (err)
 		return err;

@@ -6,7 +6,7 @@
  *   # host: HOST, kernel: RELEASE, arch: ARCH, cpus: N
  *   # recorded: YYYY-MM-DD HH:MM:SS TZ, duration: S.SSS s, intervals: N
  *   # mode: count, probes: N
- *   # probe ID: SPEC (KIND, N attached)
+ *   # probe ID: SPEC (KIND, N attached): N events
  *   # events: N
  *   # lost: N LOSS-NAME                (one line per non-zero loss counter)
  *   # unnamed frames: N (REASON: n, ...)   (only when N > 0, reasons by decreasing n)
@@ -88,6 +88,21 @@ static void print_recorded(FILE *out, const struct rep_capture *c)
 	fprintf(out, ", intervals: %" PRIu32 "\n", c->nintervals);
 }
 
+/* Events of the probe with this id, summed over every row read. */
+static uint64_t probe_events(const struct rep_capture *c, uint32_t id)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < c->nintervals; i++) {
+		const struct cap_interval *iv = c->intervals[i].iv;
+
+		for (uint32_t j = 0; j < iv->nrows; j++)
+			if (iv->rows[j].probe == id)
+				sum += iv->rows[j].count;
+	}
+	return sum;
+}
+
 static void print_probes(FILE *out, const struct rep_capture *c)
 {
 	uint32_t n = c->meta ? c->meta->nprobes : 0, i;
@@ -97,8 +112,9 @@ static void print_probes(FILE *out, const struct rep_capture *c)
 	for (i = 0; i < n; i++) {
 		const struct cap_probe *p = &c->meta->probes[i];
 
-		fprintf(out, "# probe %" PRIu32 ": %s (%s, %" PRIu32 " attached)\n", p->id,
-			p->spec ? p->spec : "?", cap_probe_kind_name(p->kind), p->nattached);
+		fprintf(out, "# probe %" PRIu32 ": %s (%s, %" PRIu32 " attached): %" PRIu64
+			" events\n", p->id, p->spec ? p->spec : "?", cap_probe_kind_name(p->kind),
+			p->nattached, probe_events(c, p->id));
 	}
 }
 
