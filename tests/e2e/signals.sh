@@ -7,17 +7,28 @@ e2e_require
 
 tp=t:syscalls:sys_enter_getppid
 
-# signal_case NAME SIG: system-wide recording with -i 1, a workload completes, SIG 1.5 s later
-# (in the middle of an interval).
+# start_workload NAME N: a wl_syscall that waits for SIGUSR1, so the recording (-p, its pid only: other
+# processes on the machine may call getppid too) is attached before the first event.
+start_workload() {
+	wl_bg "$1.wl" "$WL/wl_syscall" -w -v "$2"
+}
+release_workload() {
+	kill -USR1 "$WL_PID"
+	wait "$WL_JOB"
+}
+
+# signal_case NAME SIG: recording with -i 1, a workload completes, SIG 1.5 s later (in the
+# middle of an interval).
 signal_case() {
 	local name=$1 sig=$2 n=7000 rc
-	rec_bg "$name" -q -i 1 -o "$tmp/$name.stk" "$tp"
+	start_workload "$name" "$n"
+	rec_bg "$name" -q -i 1 -p "$WL_PID" -o "$tmp/$name.stk" "$tp"
 	if ! rec_ready "$name"; then
 		not_ok "$name.ready" "a 'Tracing' line within 20 s"
 		show "$tmp/$name.err"
 		return
 	fi
-	"$WL/wl_syscall" "$n"
+	release_workload
 	sleep 1.5
 	rec_signal "$sig" "$REC_PID"
 	rec_wait "$REC_PID"
@@ -40,9 +51,10 @@ signal_case sigterm TERM
 # SIGKILL after the workload's interval was written: stkreport exits 0, warns that the capture
 # was not closed (or, if the kill tore a chunk, that it is truncated) and counts it all.
 n=9000
-rec_bg kill -q -i 1 -o "$tmp/kill.stk" "$tp"
+start_workload kill "$n"
+rec_bg kill -q -i 1 -p "$WL_PID" -o "$tmp/kill.stk" "$tp"
 if rec_ready kill; then
-	"$WL/wl_syscall" "$n"
+	release_workload
 	sleep 2.5
 	rec_signal KILL "$REC_PID"
 	rec_wait "$REC_PID"
