@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Losses are counted, stored and reported, weighted by events: stacks cut at the depth limit
+# (kernel.perf_event_max_stack) and a full counts map.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+
+tp=t:syscalls:sys_enter_getppid
+n=500
+depth=$(cat /proc/sys/kernel/perf_event_max_stack)
+
+# Recursing twice the depth limit: every one of the N user stacks is truncated, none is lost.
+rec deep -q -o "$tmp/deep.stk" "$tp" -- "$WL/wl_deep" "$n" $((depth * 2))
+check_eq deep.exit 0 $? "$tmp/deep.err"
+report deep "$tmp/deep.stk" -f
+check_eq deep.truncated_lost_line 1 \
+	"$(grep -c -x "# lost: $n user stacks truncated at the depth limit" "$tmp/deep.rerr")" \
+	"$tmp/deep.rerr"
+check_eq deep.events "$n" "$(sum_folded "$tmp/deep.rep")" "$tmp/deep.rep"
+check_eq deep.user_frames "$depth" \
+	"$(head -n1 "$tmp/deep.rep" | tr ';' '\n' | grep -c -E '^(wl_recurse|wl_deep_getppid|syscall)$')" \
+	"$tmp/deep.rep"
+
+# A shallow stack is not reported as truncated.
+rec shallow -q -o "$tmp/shallow.stk" "$tp" -- "$WL/wl_deep" "$n" 3
+report shallow "$tmp/shallow.stk" -f
+check_true shallow.no_truncation "no truncation line for a 3-deep recursion" \
+	bash -c "! grep -q 'truncated at the depth limit' '$tmp/shallow.rerr'" || show "$tmp/shallow.rerr"
+
+# A counts map of one entry and events on two stacks: the first stack's N/2 events are counted,
+# the other stack's N/2 are lost and counted as such.
+rec full -q --hash-storage-size 1 -o "$tmp/full.stk" "$tp" -- "$WL/wl_deep" "$n" 3 2
+report full "$tmp/full.stk" -f
+lost=$(sed -n 's/^# lost: \([0-9]*\) events not counted (counts map full)$/\1/p' "$tmp/full.rerr")
+counted=$(grep ";wl_recurse;" "$tmp/full.rep" | awk '{ s += $NF } END { print s + 0 }')
+check_eq full.counted $((n / 2)) "$counted" "$tmp/full.rep"
+check_eq full.lost $((n / 2)) "${lost:-0}" "$tmp/full.rerr"
+e2e_done
