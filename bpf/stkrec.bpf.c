@@ -93,7 +93,7 @@ static __always_inline void stat_add(__u32 stat)
 		*v += 1;	/* per-CPU slot: no atomic needed */
 }
 
-static __always_inline bool send_notify(__u32 tgid, __u32 kind)
+static __always_inline bool send_notify(__u32 tgid)
 {
 	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
 
@@ -102,7 +102,6 @@ static __always_inline bool send_notify(__u32 tgid, __u32 kind)
 		return false;
 	}
 	n->tgid = tgid;
-	n->kind = kind;
 	bpf_ringbuf_submit(n, 0);
 	return true;
 }
@@ -114,7 +113,7 @@ static __always_inline void note_first_seen(__u32 tgid)
 	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
 		return;		/* known already (or the LRU is busy: the next event retries) */
 	/* Forget it when the message was dropped, so a later event of the tgid tries again. */
-	if (!send_notify(tgid, STK_NOTIFY_FIRST_SEEN))
+	if (!send_notify(tgid))
 		bpf_map_delete_elem(&seen, &tgid);
 }
 

@@ -47,17 +47,12 @@ enum stk_stat {
 	STK_STAT__COUNT
 };
 
-/* Ring-buffer message: a process user space should read the maps of now. */
-enum stk_notify_kind {
-	STK_NOTIFY_FIRST_SEEN = 1,	/* first event of a tgid in this run */
-	STK_NOTIFY_EXEC = 2,		/* unused: an exec makes BPF forget the tgid instead, so
-					 * the next event sends FIRST_SEEN once ld.so mapped the
-					 * libraries (docs/bpf.md) */
-};
-
+/*
+ * Ring-buffer message: the first event of a tgid since BPF last forgot it (start of the run, an
+ * exec, a pid reuse, an LRU eviction). User space reads the process's maps at once.
+ */
 struct stk_notify {
 	__u32 tgid;
-	__u32 kind;
 };
 
 #endif /* STK_ABI_H */
