@@ -110,8 +110,14 @@ static __always_inline void note_first_seen(__u32 tgid)
 {
 	__u8 one = 1;
 
+	/*
+	 * Nearly every event is of a known tgid: a lookup is lock-free, while an update takes the
+	 * bucket lock even when BPF_NOEXIST makes it fail.
+	 */
+	if (bpf_map_lookup_elem(&seen, &tgid))
+		return;
 	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
-		return;		/* known already (or the LRU is busy: the next event retries) */
+		return;		/* inserted by another CPU meanwhile (or the LRU is busy: retried) */
 	/* Forget it when the message was dropped, so a later event of the tgid tries again. */
 	if (!send_notify(tgid))
 		bpf_map_delete_elem(&seen, &tgid);

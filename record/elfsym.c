@@ -225,14 +225,14 @@ static bool is_function(const GElf_Sym *sym)
 	       sym->st_value;
 }
 
-static int scan_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *pattern,
-		       bool regexp, struct target_list *l)
+static int scan_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const struct rec_matcher *m,
+		       struct target_list *l)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
 	GElf_Sym sym;
 	uint64_t off;
-	int m, err;
+	int err;
 
 	for (size_t i = 0; data && i < n; i++) {
 		const char *name;
@@ -242,10 +242,7 @@ static int scan_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *pa
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		m = rec_match(pattern, name, regexp);
-		if (m < 0)
-			return m;
-		if (!m || vaddr_to_offset(e, sym.st_value, &off))
+		if (!rec_matcher__match(m, name) || vaddr_to_offset(e, sym.st_value, &off))
 			continue;
 		err = push_target(l, name, NULL, off);
 		if (err)
@@ -285,7 +282,7 @@ static void unique_offsets(struct target_list *l)
 	l->n = n;
 }
 
-int rec_elf_functions(const char *path, const char *pattern, bool regexp,
+int rec_elf_functions(const char *path, const struct rec_matcher *m,
 		      struct rec_target **targets, uint32_t *n)
 {
 	struct target_list l = { 0 };
@@ -300,7 +297,7 @@ int rec_elf_functions(const char *path, const char *pattern, bool regexp,
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			err = scan_symtab(e, scn, &sh, pattern, regexp, &l);
+			err = scan_symtab(e, scn, &sh, m, &l);
 	}
 	elf_end(e);
 	close(fd);
@@ -328,21 +325,19 @@ static struct rec_target *find_usdt(struct target_list *l, const char *provider,
  * One stapsdt note: desc = pc, base, semaphore (each an address of the ELF class), then
  * "provider\0name\0args\0" (systemtap's SDT notes format).
  */
-static int usdt_note(const char *desc, size_t len, size_t addr_sz, const char *pattern,
-		     bool regexp, struct target_list *l)
+static int usdt_note(const char *desc, size_t len, size_t addr_sz, const struct rec_matcher *m,
+		     struct target_list *l)
 {
 	const char *provider = desc + 3 * addr_sz, *name, *end = desc + len;
 	struct rec_target *t;
-	int m;
 
 	if (len < 3 * addr_sz + 2 || !memchr(provider, 0, end - provider))
 		return 0;
 	name = provider + strlen(provider) + 1;
 	if (name >= end || !memchr(name, 0, end - name))
 		return 0;
-	m = rec_match(pattern, name, regexp);
-	if (m <= 0)
-		return m;
+	if (!rec_matcher__match(m, name))
+		return 0;
 	t = find_usdt(l, provider, name);
 	if (t) {
 		t->nsites++;
@@ -351,8 +346,7 @@ static int usdt_note(const char *desc, size_t len, size_t addr_sz, const char *p
 	return push_target(l, name, provider, 0);
 }
 
-static int scan_notes(Elf *e, Elf_Scn *scn, const char *pattern, bool regexp,
-		      struct target_list *l)
+static int scan_notes(Elf *e, Elf_Scn *scn, const struct rec_matcher *m, struct target_list *l)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t addr_sz = gelf_getclass(e) == ELFCLASS32 ? 4 : 8, off = 0, name_off, desc_off;
@@ -365,14 +359,14 @@ static int scan_notes(Elf *e, Elf_Scn *scn, const char *pattern, bool regexp,
 		if (nh.n_type != 3 || nh.n_namesz != 8 || memcmp(owner, "stapsdt", 8))
 			continue;
 		err = usdt_note((const char *)data->d_buf + desc_off, nh.n_descsz, addr_sz,
-				pattern, regexp, l);
+				m, l);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int rec_elf_usdt(const char *path, const char *pattern, bool regexp, struct rec_target **targets,
+int rec_elf_usdt(const char *path, const struct rec_matcher *m, struct rec_target **targets,
 		 uint32_t *n)
 {
 	struct target_list l = { 0 };
@@ -393,7 +387,7 @@ int rec_elf_usdt(const char *path, const char *pattern, bool regexp, struct rec_
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
 		if (name && !strcmp(name, ".note.stapsdt"))
-			err = scan_notes(e, scn, pattern, regexp, &l);
+			err = scan_notes(e, scn, m, &l);
 	}
 	elf_end(e);
 	close(fd);

@@ -92,11 +92,14 @@ struct rec_spec_parts {
 int rec_spec_split(const char *text, struct rec_spec_parts *parts);
 
 /*
- * Match name against a pattern: `*` wildcards (fnmatch, whole name), or with regexp a POSIX
- * extended regular expression found anywhere in the name. Returns 1, 0, or -EINVAL for a bad
- * regular expression.
+ * A SPEC pattern, compiled once: `*` wildcards matching the whole name (fnmatch), or with -r a
+ * POSIX extended regular expression anchored at the start of the name, as bcc's re.match().
+ * __new returns NULL with errno EINVAL for a bad regular expression (or ENOMEM).
  */
-int rec_match(const char *pattern, const char *name, bool regexp);
+struct rec_matcher;
+struct rec_matcher *rec_matcher__new(const char *pattern, bool regexp);
+bool rec_matcher__match(const struct rec_matcher *m, const char *name);
+void rec_matcher__free(struct rec_matcher *m);
 
 /* Parse one `ldconfig -p` line: copy the soname and the path. Returns 0, or -EINVAL. */
 int rec_ldconfig_line(const char *line, char *soname, size_t sz, char *path, size_t psz);
@@ -121,11 +124,11 @@ void rec_specs__free(struct rec_spec *specs, int nspecs);
 const char *rec_tracefs(void);
 
 /* Function symbols of an ELF file matching pattern, as file offsets (deduplicated by offset). */
-int rec_elf_functions(const char *path, const char *pattern, bool regexp,
+int rec_elf_functions(const char *path, const struct rec_matcher *m,
 		      struct rec_target **targets, uint32_t *n);
 /* USDT probes (.note.stapsdt) matching pattern, one target per provider:name. */
-int rec_elf_usdt(const char *path, const char *pattern, bool regexp,
-		 struct rec_target **targets, uint32_t *n);
+int rec_elf_usdt(const char *path, const struct rec_matcher *m, struct rec_target **targets,
+		 uint32_t *n);
 
 /* ---- kernel function support (kfunc.c) ------------------------------------------------------ */
 

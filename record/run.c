@@ -284,6 +284,13 @@ static int setup(struct run *r)
 	r->procs = rec_procs__new();
 	if (!r->procs)
 		return rec_err(-ENOMEM, "out of memory");
+	/*
+	 * -p names processes that exist now: read their maps before the first event, since a
+	 * process may finish and exit before stkrec runs again after its first-seen notification.
+	 * A failure is not an error here (it exited meanwhile); the interval records it.
+	 */
+	for (uint32_t i = 0; i < o->npids; i++)
+		rec_procs__note(r->procs, o->pids[i], false);
 	if (o->command) {
 		r->child = rec_child__start(o->command);
 		if (!r->child)

@@ -61,18 +61,58 @@ int rec_spec_split(const char *text, struct rec_spec_parts *p)
 	return copy_part(p->pattern, sizeof(p->pattern), c2 + 1, strlen(c2 + 1));
 }
 
-int rec_match(const char *pattern, const char *name, bool regexp)
-{
+struct rec_matcher {
+	char *glob;		/* NULL with -r */
 	regex_t re;
-	int m;
+};
 
-	if (!regexp)
-		return fnmatch(pattern, name, 0) == 0;
-	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB))
-		return -EINVAL;
-	m = regexec(&re, name, 0, NULL, 0) == 0;
-	regfree(&re);
+struct rec_matcher *rec_matcher__new(const char *pattern, bool regexp)
+{
+	struct rec_matcher *m = calloc(1, sizeof(*m));
+	char *anchored = NULL;
+	int err;
+
+	if (!m)
+		return NULL;
+	if (!regexp) {
+		m->glob = strdup(pattern);
+		if (m->glob)
+			return m;
+		free(m);
+		return NULL;
+	}
+	/* bcc matches with Python's re.match(): anchored at the start, not at the end. */
+	if (asprintf(&anchored, "^(%s)", pattern) < 0) {
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (err) {
+		free(m);
+		errno = err == REG_ESPACE ? ENOMEM : EINVAL;
+		return NULL;
+	}
 	return m;
+}
+
+bool rec_matcher__match(const struct rec_matcher *m, const char *name)
+{
+	if (m->glob)
+		return fnmatch(m->glob, name, 0) == 0;
+	return regexec(&m->re, name, 0, NULL, 0) == 0;
+}
+
+void rec_matcher__free(struct rec_matcher *m)
+{
+	if (!m)
+		return;
+	if (m->glob)
+		free(m->glob);
+	else
+		regfree(&m->re);
+	free(m);
 }
 
 const char *rec_tracefs(void)
@@ -126,36 +166,26 @@ static bool is_event_dir(const struct dirent *d)
 	return d->d_type == DT_DIR && d->d_name[0] != '.';
 }
 
-static int match_events(struct rec_spec *s, const char *events, const char *cat_pat,
-			const char *ev_pat, bool regexp)
+static int match_events(struct rec_spec *s, const char *events, const struct rec_matcher *cat_m,
+			const struct rec_matcher *ev_m)
 {
 	DIR *cats = opendir(events), *evs;
 	struct dirent *c, *e;
 	char path[PATH_MAX + 256], name[512];
-	int err = 0, m;
+	int err = 0;
 
 	if (!cats)
 		return -errno;
 	while (!err && (c = readdir(cats))) {
-		if (!is_event_dir(c))
+		if (!is_event_dir(c) || !rec_matcher__match(cat_m, c->d_name))
 			continue;
-		m = rec_match(cat_pat, c->d_name, regexp);
-		if (m <= 0) {
-			err = m;
-			continue;
-		}
 		snprintf(path, sizeof(path), "%s/%s", events, c->d_name);
 		evs = opendir(path);
 		if (!evs)
 			continue;
 		while (!err && (e = readdir(evs))) {
-			if (!is_event_dir(e))
+			if (!is_event_dir(e) || !rec_matcher__match(ev_m, e->d_name))
 				continue;
-			m = rec_match(ev_pat, e->d_name, regexp);
-			if (m <= 0) {
-				err = m;
-				continue;
-			}
 			snprintf(name, sizeof(name), "%s:%s", c->d_name, e->d_name);
 			err = add_target(s, name, NULL, 0, 0);
 		}
@@ -170,6 +200,7 @@ static int resolve_tracepoint(struct rec_spec *s, const struct rec_opts *o)
 	const char *tracefs = rec_tracefs();
 	char events[PATH_MAX], cat[256];
 	const char *colon = strchr(s->pattern, ':');
+	struct rec_matcher *cat_m, *ev_m;
 	int err;
 
 	if (!tracefs)
@@ -180,7 +211,14 @@ static int resolve_tracepoint(struct rec_spec *s, const struct rec_opts *o)
 	memcpy(cat, s->pattern, colon - s->pattern);
 	cat[colon - s->pattern] = 0;
 	snprintf(events, sizeof(events), "%s/events", tracefs);
-	err = match_events(s, events, cat, colon + 1, o->regexp);
+	cat_m = rec_matcher__new(cat, o->regexp);
+	ev_m = rec_matcher__new(colon + 1, o->regexp);
+	if (!cat_m || !ev_m)
+		err = -errno;
+	else
+		err = match_events(s, events, cat_m, ev_m);
+	rec_matcher__free(cat_m);
+	rec_matcher__free(ev_m);
 	if (err == -EINVAL)
 		return rec_err(err, "invalid regular expression in '%s'", s->text);
 	if (err)
@@ -222,8 +260,9 @@ static int resolve_kfunc(struct rec_spec *s, const struct rec_opts *o)
 	enum rec_kfunc_mode mode = rec_kfunc_mode(s->pattern, &fentry_err);
 	const char *tracefs;
 	char path[PATH_MAX], line[512];
+	struct rec_matcher *m;
 	FILE *f;
-	int m, err = 0;
+	int err = 0;
 
 	if (mode == REC_KFUNC_NONE)
 		return rec_err(-EOPNOTSUPP,
@@ -244,14 +283,15 @@ static int resolve_kfunc(struct rec_spec *s, const struct rec_opts *o)
 	f = fopen(path, "r");
 	if (!f)
 		return rec_err(-errno, "cannot read %s: %s", path, strerror(errno));
+	m = rec_matcher__new(s->pattern, o->regexp);
+	if (!m)
+		err = rec_err(-errno, "invalid regular expression in '%s'", s->text);
 	while (!err && fgets(line, sizeof(line), f)) {
 		strip_module(line);
-		m = rec_match(s->pattern, line, o->regexp);
-		if (m < 0)
-			err = rec_err(m, "invalid regular expression in '%s'", s->text);
-		else if (m)
+		if (rec_matcher__match(m, line))
 			err = add_target(s, line, NULL, 0, 0);
 	}
+	rec_matcher__free(m);
 	fclose(f);
 	if (err)
 		return err;
@@ -269,19 +309,23 @@ static int resolve_kfunc(struct rec_spec *s, const struct rec_opts *o)
 static int resolve_user(struct rec_spec *s, const struct rec_opts *o)
 {
 	int pid = o->npids == 1 ? (int)o->pids[0] : -1;
+	struct rec_matcher *m;
 	int err;
 
 	s->path = rec_resolve_lib(s->lib, pid);
 	if (!s->path)
 		return rec_err(-ENOENT, "cannot find library or binary '%s' for '%s'", s->lib,
 			       s->text);
+	m = rec_matcher__new(s->pattern, o->regexp);
+	if (!m)
+		return rec_err(-errno, "invalid regular expression in '%s'", s->text);
 	if (s->kind == CAP_PROBE_UPROBE)
-		err = rec_elf_functions(s->path, s->pattern, o->regexp, &s->targets, &s->ntargets);
+		err = rec_elf_functions(s->path, m, &s->targets, &s->ntargets);
 	else
-		err = rec_elf_usdt(s->path, s->pattern, o->regexp, &s->targets, &s->ntargets);
+		err = rec_elf_usdt(s->path, m, &s->targets, &s->ntargets);
+	rec_matcher__free(m);
 	if (err == -EINVAL)
-		return rec_err(err, "cannot read '%s' as an ELF file (or bad pattern in '%s')",
-			       s->path, s->text);
+		return rec_err(err, "cannot read '%s' as an ELF file", s->path);
 	if (err)
 		return rec_err(err, "cannot read %s: %s", s->path, strerror(-err));
 	if (!s->ntargets)

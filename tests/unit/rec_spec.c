@@ -7,6 +7,19 @@
 #include "../test.h"
 #include "../../record/rec.h"
 
+/* 1 or 0 for a match, -errno when the pattern does not compile. */
+static int match(const char *pattern, const char *name, bool regexp)
+{
+	struct rec_matcher *m = rec_matcher__new(pattern, regexp);
+	int r;
+
+	if (!m)
+		return -errno;
+	r = rec_matcher__match(m, name);
+	rec_matcher__free(m);
+	return r;
+}
+
 static void check_split(const char *name, const char *text, char type, const char *lib,
 			const char *pattern)
 {
@@ -50,14 +63,19 @@ static void test_split(void)
 
 static void test_match(void)
 {
-	(void)T_EQ_INT("test_rec_match_glob", 1, rec_match("sys_enter_*", "sys_enter_read", false));
-	(void)T_EQ_INT("test_rec_match_glob_whole", 0, rec_match("sys_enter", "sys_enter_read", false));
-	(void)T_EQ_INT("test_rec_match_glob_exact", 1, rec_match("getppid", "getppid", false));
-	(void)T_EQ_INT("test_rec_match_glob_question", 1, rec_match("get?pid", "getppid", false));
-	(void)T_EQ_INT("test_rec_match_regex_search", 1, rec_match("enter_re", "sys_enter_read", true));
-	(void)T_EQ_INT("test_rec_match_regex_anchor", 0, rec_match("^enter", "sys_enter_read", true));
-	(void)T_EQ_INT("test_rec_match_regex_alt", 1, rec_match("^(read|write)$", "write", true));
-	(void)T_EQ_INT("test_rec_match_regex_bad", -EINVAL, rec_match("(", "x", true));
+	(void)T_EQ_INT("test_rec_match_glob", 1, match("sys_enter_*", "sys_enter_read", false));
+	(void)T_EQ_INT("test_rec_match_glob_whole", 0, match("sys_enter", "sys_enter_read", false));
+	(void)T_EQ_INT("test_rec_match_glob_exact", 1, match("getppid", "getppid", false));
+	(void)T_EQ_INT("test_rec_match_glob_question", 1, match("get?pid", "getppid", false));
+	/* -r is anchored at the start like bcc's re.match(), not at the end. */
+	(void)T_EQ_INT("test_rec_match_regex_prefix", 1, match("sys_enter_re", "sys_enter_read", true));
+	(void)T_EQ_INT("test_rec_match_regex_start_anchored", 0,
+		       match("enter_re", "sys_enter_read", true));
+	(void)T_EQ_INT("test_rec_match_regex_anchor", 0, match("^enter", "sys_enter_read", true));
+	(void)T_EQ_INT("test_rec_match_regex_alt", 1, match("(read|write)$", "write", true));
+	/* The anchor covers every alternative: "^read|write" would match "xwrite". */
+	(void)T_EQ_INT("test_rec_match_regex_alt_anchored", 0, match("read|write", "xwrite", true));
+	(void)T_EQ_INT("test_rec_match_regex_bad", -EINVAL, match("(", "x", true));
 }
 
 static void test_soname(void)
