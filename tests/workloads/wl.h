@@ -146,4 +146,24 @@ static unsigned long wl_batch_size(const struct wl_opts *o, unsigned long i)
 	return i == o->batches - 1 ? o->n - per * (o->batches - 1) : per;
 }
 
+/*
+ * The whole main of an event workload: options, the wait for SIGUSR1 (-w), then N calls of outer
+ * in batches. Always inlined (even under -fno-inline), so that main itself calls outer and the
+ * user chain stays main;wl_outer;... as the e2e tests assert.
+ */
+static inline __attribute__((always_inline)) int wl_main(int argc, char **argv,
+							void (*outer)(unsigned long))
+{
+	struct wl_opts o;
+
+	wl_parse(argc, argv, &o);
+	wl_wait_start(&o);
+	for (unsigned long b = 0; b < o.batches; b++) {
+		wl_sleep_ms(o.delay_ms);
+		outer(wl_batch_size(&o, b));
+	}
+	wl_finish(&o);
+	return 0;
+}
+
 #endif /* STK_WL_H */

@@ -44,14 +44,5 @@ __attribute__((noinline)) void wl_outer(unsigned long n)
 
 int main(int argc, char **argv)
 {
-	struct wl_opts o;
-
-	wl_parse(argc, argv, &o);
-	wl_wait_start(&o);
-	for (unsigned long b = 0; b < o.batches; b++) {
-		wl_sleep_ms(o.delay_ms);
-		wl_outer(wl_batch_size(&o, b));
-	}
-	wl_finish(&o);
-	return 0;
+	return wl_main(argc, argv, wl_outer);
 }
