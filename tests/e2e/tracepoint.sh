@@ -76,4 +76,15 @@ nonempty=$(awk '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] *$/ { if (c) n++; c = 0; next
 	$NF ~ /^[0-9]+$/ && /wl_getppid/ { c += $NF } END { if (c) n++; print n + 0 }' "$tmp/tpit.rep")
 check_true tp.interval.T.spread "events in at least 3 sections, got $nonempty" \
 	test "$nonempty" -ge 3
+
+# Wildcards in both parts: every kernel has sys_enter_getpid and sys_enter_getppid, and no other
+# syscalls:sys_enter_get*pid; the workload's getppid events are all counted, once.
+n=3000
+rec tpw -o "$tmp/tpw.stk" 't:sysc*:sys_enter_get*pid' -- "$WL/wl_syscall" "$n"
+check_eq tp.wildcard.exit 0 $? "$tmp/tpw.err"
+check_eq tp.wildcard.attached 1 \
+	"$(grep -c -x 'Tracing 2 functions for "t:sysc\*:sys_enter_get\*pid"... Hit Ctrl-C to end.' \
+		"$tmp/tpw.err")" "$tmp/tpw.err"
+folded tpw "$tmp/tpw.stk"
+check_eq tp.wildcard.count "$n" "$(sum_folded "$tmp/tpw.rep" "$(chain wl_getppid)")" "$tmp/tpw.rep"
 e2e_done
