@@ -222,10 +222,8 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case 'V':
 		printf("stkrec %s\n", STK_VERSION);
 		return 1;
-	case ':':
-		return usage_err("option '%s' needs an argument", arg);
-	default:
-		return usage_err("unrecognized option '%s'", arg);
+	default:	/* getopt_long returns only the options above, '?' and ':' */
+		return -EINVAL;
 	}
 }
 
@@ -262,8 +260,13 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	optind = 1;
 	opterr = 0;	/* our own one-line messages, without argv[0]'s full path */
 	while ((c = getopt_long(cmd, argv, ":o:p:L:KUi:D:rF:c:C:IqhV", long_opts, NULL)) != -1) {
-		err = parse_one(c, c == ':' || c == '?' ? refused_option(argv, opt, sizeof(opt)) :
-			       optarg, o);
+		if (c == ':')
+			return usage_err("option '%s' needs an argument",
+					 refused_option(argv, opt, sizeof(opt)));
+		if (c == '?')
+			return usage_err("unrecognized option '%s'",
+					 refused_option(argv, opt, sizeof(opt)));
+		err = parse_one(c, optarg, o);
 		if (err)
 			return err;
 	}

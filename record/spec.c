@@ -70,28 +70,28 @@ struct rec_matcher *rec_matcher__new(const char *pattern, bool regexp)
 {
 	struct rec_matcher *m = calloc(1, sizeof(*m));
 	char *anchored = NULL;
-	int err;
+	int err = ENOMEM;
 
 	if (!m)
-		return NULL;
+		goto out;
 	if (!regexp) {
 		m->glob = strdup(pattern);
-		if (m->glob)
-			return m;
-		free(m);
-		return NULL;
+		err = m->glob ? 0 : ENOMEM;
+		goto out;
 	}
 	/* bcc matches with Python's re.match(): anchored at the start, not at the end. */
 	if (asprintf(&anchored, "^(%s)", pattern) < 0) {
-		free(m);
-		errno = ENOMEM;
-		return NULL;
+		anchored = NULL;
+		goto out;
 	}
 	err = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB);
+	if (err)
+		err = err == REG_ESPACE ? ENOMEM : EINVAL;
+out:
 	free(anchored);
 	if (err) {
-		free(m);
-		errno = err == REG_ESPACE ? ENOMEM : EINVAL;
+		free(m);	/* m->re was not compiled: nothing else to release */
+		errno = err;
 		return NULL;
 	}
 	return m;
@@ -113,6 +113,18 @@ void rec_matcher__free(struct rec_matcher *m)
 	else
 		regfree(&m->re);
 	free(m);
+}
+
+/* The matcher of one part of a spec in *m; on failure 0 the one-line error naming the spec. */
+static int spec_matcher(const struct rec_spec *s, const char *pattern, bool regexp,
+			struct rec_matcher **m)
+{
+	*m = rec_matcher__new(pattern, regexp);
+	if (*m)
+		return 0;
+	if (errno == EINVAL)
+		return rec_err(-EINVAL, "invalid regular expression '%s' in '%s'", pattern, s->text);
+	return rec_err(-ENOMEM, "out of memory");
 }
 
 const char *rec_tracefs(void)
@@ -200,7 +212,7 @@ static int resolve_tracepoint(struct rec_spec *s, const struct rec_opts *o)
 	const char *tracefs = rec_tracefs();
 	char events[PATH_MAX], cat[256];
 	const char *colon = strchr(s->pattern, ':');
-	struct rec_matcher *cat_m, *ev_m;
+	struct rec_matcher *cat_m = NULL, *ev_m = NULL;
 	int err;
 
 	if (!tracefs)
@@ -211,16 +223,16 @@ static int resolve_tracepoint(struct rec_spec *s, const struct rec_opts *o)
 	memcpy(cat, s->pattern, colon - s->pattern);
 	cat[colon - s->pattern] = 0;
 	snprintf(events, sizeof(events), "%s/events", tracefs);
-	cat_m = rec_matcher__new(cat, o->regexp);
-	ev_m = rec_matcher__new(colon + 1, o->regexp);
-	if (!cat_m || !ev_m)
-		err = -errno;
-	else
-		err = match_events(s, events, cat_m, ev_m);
+	err = spec_matcher(s, cat, o->regexp, &cat_m);
+	if (!err)
+		err = spec_matcher(s, colon + 1, o->regexp, &ev_m);
+	if (err) {
+		rec_matcher__free(cat_m);
+		return err;
+	}
+	err = match_events(s, events, cat_m, ev_m);
 	rec_matcher__free(cat_m);
 	rec_matcher__free(ev_m);
-	if (err == -EINVAL)
-		return rec_err(err, "invalid regular expression in '%s'", s->text);
 	if (err)
 		return rec_err(err, "cannot list tracepoints in %s: %s", events, strerror(-err));
 	if (!s->ntargets)
@@ -283,9 +295,7 @@ static int resolve_kfunc(struct rec_spec *s, const struct rec_opts *o)
 	f = fopen(path, "r");
 	if (!f)
 		return rec_err(-errno, "cannot read %s: %s", path, strerror(errno));
-	m = rec_matcher__new(s->pattern, o->regexp);
-	if (!m)
-		err = rec_err(-errno, "invalid regular expression in '%s'", s->text);
+	err = spec_matcher(s, s->pattern, o->regexp, &m);
 	while (!err && fgets(line, sizeof(line), f)) {
 		strip_module(line);
 		if (rec_matcher__match(m, line))
@@ -316,9 +326,9 @@ static int resolve_user(struct rec_spec *s, const struct rec_opts *o)
 	if (!s->path)
 		return rec_err(-ENOENT, "cannot find library or binary '%s' for '%s'", s->lib,
 			       s->text);
-	m = rec_matcher__new(s->pattern, o->regexp);
-	if (!m)
-		return rec_err(-errno, "invalid regular expression in '%s'", s->text);
+	err = spec_matcher(s, s->pattern, o->regexp, &m);
+	if (err)
+		return err;
 	if (s->kind == CAP_PROBE_UPROBE)
 		err = rec_elf_functions(s->path, m, &s->targets, &s->ntargets);
 	else
