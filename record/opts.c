@@ -11,6 +11,14 @@
 enum {
 	OPT_STACK_STORAGE = 256,
 	OPT_HASH_STORAGE,
+	OPT_SNOOP,
+	OPT_OFFCPU,
+	OPT_MIN_BLOCK,
+	OPT_MAX_BLOCK,
+	OPT_NO_SYMTABS,
+	OPT_EMBED_OBJECTS,
+	OPT_MAX_KPROBES,
+	OPT_RINGBUF_SIZE,
 };
 
 static const struct option long_opts[] = {
@@ -28,6 +36,15 @@ static const struct option long_opts[] = {
 	{ "include-idle", no_argument, NULL, 'I' },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "hash-storage-size", required_argument, NULL, OPT_HASH_STORAGE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "snoop", no_argument, NULL, OPT_SNOOP },
+	{ "offcpu", no_argument, NULL, OPT_OFFCPU },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "no-symtabs", no_argument, NULL, OPT_NO_SYMTABS },
+	{ "embed-objects", no_argument, NULL, OPT_EMBED_OBJECTS },
+	{ "max-kprobes", required_argument, NULL, OPT_MAX_KPROBES },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -55,6 +72,17 @@ static const char usage_text[] =
 	"  -c, --count N              sample every N events instead of -F\n"
 	"  -C, --cpu CPU              sample this CPU only\n"
 	"  -I, --include-idle         keep the idle task (pid 0)\n"
+	"  -e, --event EVENT          sampling event: cpu-clock (default), task-clock,\n"
+	"                             page-faults, context-switches, cpu-migrations, cycles,\n"
+	"                             instructions, cache-misses, branch-misses\n"
+	"      --snoop                record every event with its time and CPU (bcc stacksnoop)\n"
+	"      --ringbuf-size MB      --snoop ring buffer size (default 16)\n"
+	"      --offcpu               off-CPU time: stacks of blocked tasks, weighted by usecs\n"
+	"      --min-block USECS      --offcpu: ignore blocks shorter than USECS (default 1)\n"
+	"      --max-block USECS      --offcpu: ignore blocks longer than USECS\n"
+	"      --max-kprobes N        refuse a kernel-function pattern matching more (default 1000)\n"
+	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
+	"      --embed-objects        embed whole object files (a postmortem archive)\n"
 	"      --stack-storage-size N stack-map entries (default 16384)\n"
 	"      --hash-storage-size N  counts-map entries (default 40960)\n"
 	"  -q, --quiet                no live status line\n"
@@ -213,6 +241,44 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 			return usage_err("invalid --hash-storage-size '%s' (1 to 16777216)", arg);
 		o->hash_storage_size = v;
 		return 0;
+	case 'e':
+		if (!*arg)
+			return usage_err("empty event name%s", "");
+		o->event = arg;
+		return 0;
+	case OPT_SNOOP:
+		o->snoop = true;
+		return 0;
+	case OPT_RINGBUF_SIZE:
+		if (rec_parse_u64(arg, 1, 1024, &v) || (v & (v - 1)))
+			return usage_err("invalid --ringbuf-size '%s' (MB, a power of two up to 1024)",
+					 arg);
+		o->ringbuf_mb = v;
+		return 0;
+	case OPT_OFFCPU:
+		o->offcpu = true;
+		return 0;
+	case OPT_MIN_BLOCK:
+		if (rec_parse_u64(arg, 0, UINT64_MAX / 1000, &v))
+			return usage_err("invalid --min-block '%s' (microseconds)", arg);
+		o->min_block_us = v;
+		return 0;
+	case OPT_MAX_BLOCK:
+		if (rec_parse_u64(arg, 1, UINT64_MAX / 1000, &v))
+			return usage_err("invalid --max-block '%s' (microseconds)", arg);
+		o->max_block_us = v;
+		return 0;
+	case OPT_NO_SYMTABS:
+		o->no_symtabs = true;
+		return 0;
+	case OPT_EMBED_OBJECTS:
+		o->embed_objects = true;
+		return 0;
+	case OPT_MAX_KPROBES:
+		if (rec_parse_u64(arg, 1, 100000, &v))
+			return usage_err("invalid --max-kprobes '%s' (1 to 100000)", arg);
+		o->max_kprobes = v;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -246,8 +312,30 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	o->cpu = -1;
 	o->stack_storage_size = 16384;
 	o->hash_storage_size = 40960;
+	o->ringbuf_mb = 16;
+	o->min_block_us = 1;
+	o->max_block_us = UINT64_MAX / 1000;
+	o->max_kprobes = 1000;
 	o->argc = argc;
 	o->argv = argv;
+}
+
+/* --snoop, --offcpu and -e select modes: refuse the combinations that mean nothing. */
+static int check_modes(const struct rec_opts *o)
+{
+	if (o->offcpu && o->nspecs)
+		return usage_err("--offcpu takes no probe SPEC (it traces sched_switch)%s", "");
+	if (o->offcpu && o->snoop)
+		return usage_err("--offcpu and --snoop exclude each other%s", "");
+	if (o->event && (o->nspecs || o->offcpu))
+		return usage_err("-e selects the sampling event: it takes no SPEC and no --offcpu%s",
+				 "");
+	if (o->snoop && !o->nspecs)
+		return usage_err("--snoop needs a probe SPEC (bcc stacksnoop traces functions)%s",
+				 "");
+	if (o->min_block_us > o->max_block_us)
+		return usage_err("--min-block is above --max-block%s", "");
+	return 0;
 }
 
 int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
@@ -259,7 +347,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	set_defaults(o, argc, argv);
 	optind = 1;
 	opterr = 0;	/* our own one-line messages, without argv[0]'s full path */
-	while ((c = getopt_long(cmd, argv, ":o:p:L:KUi:D:rF:c:C:IqhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(cmd, argv, ":o:p:L:KUi:D:rF:c:C:Ie:qhV", long_opts, NULL)) != -1) {
 		if (c == ':')
 			return usage_err("option '%s' needs an argument",
 					 refused_option(argv, opt, sizeof(opt)));
@@ -290,7 +378,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->command && o->npids)
 		return usage_err("-p and -- COMMAND exclude each other%s", "");
-	return 0;
+	return check_modes(o);
 }
 
 void rec_opts__free(struct rec_opts *o)

@@ -33,6 +33,14 @@ struct rec_opts {
 	uint32_t stack_storage_size;
 	uint32_t hash_storage_size;
 	bool quiet;
+	const char *event;	/* -e EVENT (sampling), NULL: cpu-clock */
+	bool snoop;		/* --snoop: per-event records (EVENTS chunks) */
+	uint32_t ringbuf_mb;	/* --ringbuf-size: the --snoop ring buffer, all CPUs */
+	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
+	uint64_t min_block_us, max_block_us;
+	bool no_symtabs;	/* --no-symtabs */
+	bool embed_objects;	/* --embed-objects */
+	uint32_t max_kprobes;	/* --max-kprobes */
 	int nspecs;
 	char **specs;		/* borrowed from argv */
 	char **command;		/* NULL-terminated, borrowed from argv; NULL without -- */

@@ -387,7 +387,7 @@ int rep_model__build(struct rep_model *m, const struct rep_capture *c, const str
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = *cfg;
-	b.user = sym_user__new(o->symfs, !o->no_objects);
+	b.user = rep_sym_user__new(c, o);
 	b.kernels = calloc(c->nksyms + 1, sizeof(*b.kernels));
 	m->nsections = o->timestamp ? c->nintervals : 1;
 	m->section_end_ns = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_end_ns));

@@ -107,8 +107,40 @@ static int add_ksyms(struct rep_capture *c, struct cap_ksyms *ks)
 	return 0;
 }
 
+/* Append ptr to a pointer array growing one by one (objects and perf maps are few). */
+static int push_ptr(const void ***v, uint32_t *n, const void *ptr)
+{
+	const void **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	nv[(*n)++] = ptr;
+	*v = nv;
+	return 0;
+}
+
+static int add_losses(struct rep_capture *c, const struct cap_losses *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < CAP_LOSS__COUNT; i++)
+		c->losses[i] += l->counts[i];
+	if (l->ncpus > c->ncpus) {
+		uint64_t *v = realloc(c->cpu_dropped, l->ncpus * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->ncpus, 0, (l->ncpus - c->ncpus) * sizeof(*v));
+		c->cpu_dropped = v;
+		c->ncpus = l->ncpus;
+	}
+	for (i = 0; i < l->ncpus; i++)
+		c->cpu_dropped[i] += l->cpu_dropped[i];
+	return 0;
+}
+
 static int add_interval(struct rep_capture *c, struct cap_interval *iv,
-			const struct proc_table *procs)
+			const struct proc_table *procs, bool events)
 {
 	struct rep_interval *ri;
 	uint32_t i;
@@ -124,6 +156,8 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv,
 	}
 	ri = &c->intervals[c->nintervals];
 	ri->iv = iv;
+	ri->events = events;
+	c->has_events |= events;
 	ri->ksyms = c->nksyms ? c->nksyms - 1 : UINT32_MAX;
 	ri->procs = calloc(iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));
 	if (!ri->procs)
@@ -159,12 +193,23 @@ static int take(struct rep_capture *c, struct cap_record *rec, struct proc_table
 		}
 		return 1;
 	case CAP_CHUNK_INTERVAL:
-		err = add_interval(c, &rec->interval, procs);
+	case CAP_CHUNK_EVENTS:
+		err = add_interval(c, &rec->interval, procs, rec->type == CAP_CHUNK_EVENTS);
 		return err ? err : 1;
 	case CAP_CHUNK_LOSSES:
-		for (i = 0; i < CAP_LOSS__COUNT; i++)
-			c->losses[i] += rec->losses.counts[i];
-		return 0;
+		err = add_losses(c, &rec->losses);
+		return err ? err : 0;
+	case CAP_CHUNK_OBJECTS:
+		for (i = 0; i < rec->objects.count; i++) {
+			err = push_ptr((const void ***)&c->objects, &c->nobjects,
+				       &rec->objects.objs[i]);
+			if (err)
+				return err;
+		}
+		return 1;
+	case CAP_CHUNK_PERFMAP:
+		err = push_ptr((const void ***)&c->perfmaps, &c->nperfmaps, &rec->perfmap);
+		return err ? err : 1;
 	case CAP_CHUNK_END:
 		c->has_end = true;
 		c->end = rec->end;
@@ -265,10 +310,32 @@ void rep_capture__free(struct rep_capture *c)
 		free(c->intervals[i].procs);
 	free(c->intervals);
 	free(c->ksyms);
+	free(c->cpu_dropped);
+	free(c->objects);
+	free(c->perfmaps);
 	for (i = 0; i < c->nrecs; i++)
 		cap_record__free(c->recs[i]);
 	free(c->recs);
 	free(c);
+}
+
+struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep_opts *o)
+{
+	struct sym_user_opts so = {
+		.symfs = o->symfs,
+		.debug_dirs = o->debug_dirs,
+		.ndebug_dirs = o->ndebug_dirs,
+		.open_files = !o->no_objects,
+		.lines = o->lines,
+		.inlines = !o->no_inline,
+		.demangle = !o->no_demangle,
+		.objects = c->objects,
+		.nobjects = c->nobjects,
+		.perfmaps = c->perfmaps,
+		.nperfmaps = c->nperfmaps,
+	};
+
+	return sym_user__new(&so);
 }
 
 bool rep_capture_is_profile(const struct rep_capture *c)

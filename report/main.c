@@ -10,8 +10,10 @@ int main(int argc, char **argv)
 	int err;
 
 	err = rep_parse_opts(argc, argv, &opts);
-	if (err)
-		return err > 0 ? EXIT_SUCCESS : 2;
-	err = rep_run(&opts);
-	return err ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (!err)
+		err = rep_run(&opts) ? EXIT_FAILURE : EXIT_SUCCESS;
+	else
+		err = err > 0 ? EXIT_SUCCESS : 2;
+	rep_opts__free(&opts);
+	return err;
 }

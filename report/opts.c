@@ -4,14 +4,16 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report.h"
 
 static const char usage[] =
-	"Usage: stkreport [OPTIONS] CAPTURE\n"
-	"Print the stacks of a stkrec capture as bcc's stackcount or profile would.\n"
+	"Usage: stkreport [OPTIONS] CAPTURE...\n"
+	"Print the stacks of stkrec captures as bcc's stackcount, profile or stacksnoop would.\n"
+	"Several captures merge into one report.\n"
 	"\n"
-	"  -i, --input FILE          the capture (or as the only argument)\n"
+	"  -i, --input FILE          a capture (or as an argument)\n"
 	"  -P, --perpid              one entry per process\n"
 	"  -d, --delimited           \"--\" between kernel and user frames (\"-\" when folded)\n"
 	"  -s, --offset              show symbol offsets (symbol+0xOFF)\n"
@@ -23,12 +25,43 @@ static const char usage[] =
 	"  -T, --timestamp           one section per interval, headed by its end time\n"
 	"      --tree                call tree from the roots down with counts and percentages\n"
 	"      --tree-min PCT        hide tree nodes below PCT percent of the total\n"
+	"      --json                stacks as JSON (with --sql: the result as JSON)\n"
+	"\n"
+	"Analysis:\n"
+	"      --sql QUERY           run an SQLite query over the captures (docs/sql.md)\n"
+	"      --csv                 the --sql result as CSV\n"
+	"      --sqlite OUT.db       write the captures' SQLite database\n"
+	"      --diff                two captures, BEFORE AFTER: folded `stack before after`\n"
+	"      --normalize           scale --diff counts by duration and period\n"
+	"      --by KEY              keep stacks apart by host|capture|pid|comm|probe|interval\n"
+	"      --pprof OUT.pb.gz     write a pprof profile (profile.proto, gzipped)\n"
+	"      --svg OUT.svg         write an interactive flame graph\n"
+	"\n"
+	"Filters (every mode):\n"
+	"      --pid PID[,PID..]     only these processes\n"
+	"      --comm NAME           only tasks with this comm\n"
+	"      --probe ID|SPEC       only this probe\n"
+	"      --time FROM,TO        seconds from the start (12.5), time of day (10:04:00) or\n"
+	"                            date and time (2026-11-22T10:04:00); either end may be empty\n"
+	"      --grep REGEX          stacks with a frame matching REGEX\n"
+	"      --max-depth N         at most N frames per stack side (the innermost)\n"
+	"\n"
+	"Symbols:\n"
+	"  -l, --lines               source file:line after names\n"
+	"      --no-inline           no frames for inlined functions\n"
+	"      --no-demangle         raw C++ and Rust names\n"
 	"      --symfs DIR           look for the capture's objects under DIR first\n"
+	"      --debug-dir DIR       look for debug files (build-id layout) under DIR too\n"
+	"\n"
 	"  -q, --quiet               no summary on stderr\n"
 	"  -h, --help                this help\n"
 	"  -V, --version             print the version\n";
 
-enum { OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS };
+enum {
+	OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS, OPT_DEBUG_DIR, OPT_NO_INLINE, OPT_NO_DEMANGLE,
+	OPT_SQL, OPT_CSV, OPT_JSON, OPT_SQLITE, OPT_DIFF, OPT_NORMALIZE, OPT_BY, OPT_PID, OPT_COMM,
+	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG,
+};
 
 static const struct option long_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -41,9 +74,28 @@ static const struct option long_opts[] = {
 	{ "folded", no_argument, NULL, 'f' },
 	{ "annotations", no_argument, NULL, 'a' },
 	{ "timestamp", no_argument, NULL, 'T' },
+	{ "lines", no_argument, NULL, 'l' },
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "tree-min", required_argument, NULL, OPT_TREE_MIN },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "sql", required_argument, NULL, OPT_SQL },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "sqlite", required_argument, NULL, OPT_SQLITE },
+	{ "diff", no_argument, NULL, OPT_DIFF },
+	{ "normalize", no_argument, NULL, OPT_NORMALIZE },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "probe", required_argument, NULL, OPT_PROBE },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "grep", required_argument, NULL, OPT_GREP },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -68,6 +120,241 @@ static int parse_pct(const char *s, double *v)
 	return 0;
 }
 
+static int parse_by(const char *s, enum rep_by *by)
+{
+	static const char *const names[] = {
+		[REP_BY_HOST] = "host", [REP_BY_CAPTURE] = "capture", [REP_BY_PID] = "pid",
+		[REP_BY_COMM] = "comm", [REP_BY_PROBE] = "probe", [REP_BY_INTERVAL] = "interval",
+	};
+
+	for (unsigned int i = REP_BY_HOST; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*by = i;
+			return 0;
+		}
+	}
+	return usage_error("--by wants host, capture, pid, comm, probe or interval", s);
+}
+
+static int parse_pids(const char *s, uint32_t **pids, uint32_t *n)
+{
+	uint32_t *v = NULL, count = 0;
+	const char *p = s;
+
+	while (*p) {
+		unsigned long id;
+		uint32_t *nv;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		id = strtoul(p, &end, 10);
+		if (errno || id > INT32_MAX || (*end && *end != ',') || (*end == ',' && !end[1]))
+			goto bad;
+		nv = realloc(v, (count + 1) * sizeof(*v));
+		if (!nv)
+			goto bad;
+		v = nv;
+		v[count++] = id;
+		p = *end ? end + 1 : end;
+	}
+	if (!count)
+		goto bad;
+	free(*pids);
+	*pids = v;
+	*n = count;
+	return 0;
+bad:
+	free(v);
+	return usage_error("--pid wants a list of process ids (1,2,3)", s);
+}
+
+/* Seconds with an optional fraction ("12", "12.5") -> ns. */
+static bool parse_seconds(const char *s, int64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || v > 9e9)
+		return false;
+	*ns = (int64_t)(v * 1e9 + 0.5);
+	return true;
+}
+
+/* One end of --time: empty, seconds from start, HH:MM[:SS] or YYYY-MM-DD[T ]HH:MM[:SS]. */
+static bool parse_time_bound(const char *s, struct rep_time_bound *b)
+{
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (!*s) {
+		b->kind = REP_TIME_NONE;
+		return true;
+	}
+	if (!strchr(s, ':')) {
+		b->kind = REP_TIME_REL;
+		return parse_seconds(s, &b->ns);
+	}
+	if (strchr(s, '-')) {
+		end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+		if (!end || *end) {
+			memset(&tm, 0, sizeof(tm));
+			end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
+		}
+		if (!end || *end)
+			return false;
+		tm.tm_isdst = -1;
+		b->kind = REP_TIME_WALL;
+		b->ns = (int64_t)mktime(&tm) * 1000000000;
+		return true;
+	}
+	end = strptime(s, "%H:%M:%S", &tm);
+	if (!end || *end) {
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(s, "%H:%M", &tm);
+	}
+	if (!end || *end)
+		return false;
+	b->kind = REP_TIME_TOD;
+	b->ns = ((int64_t)tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec) * 1000000000;
+	return true;
+}
+
+static int parse_time(const char *s, struct rep_opts *o)
+{
+	const char *comma = strchr(s, ',');
+	char from[64];
+	size_t len;
+
+	if (!comma || strchr(comma + 1, ','))
+		goto bad;
+	len = comma - s;
+	if (len >= sizeof(from))
+		goto bad;
+	memcpy(from, s, len);
+	from[len] = 0;
+	if (!parse_time_bound(from, &o->time_from) || !parse_time_bound(comma + 1, &o->time_to))
+		goto bad;
+	if (o->time_from.kind == REP_TIME_NONE && o->time_to.kind == REP_TIME_NONE)
+		goto bad;
+	if (o->time_from.kind == o->time_to.kind && o->time_from.ns > o->time_to.ns)
+		return usage_error("--time: FROM is after TO", s);
+	return 0;
+bad:
+	return usage_error("--time wants FROM,TO: seconds from the start, HH:MM:SS or "
+			   "YYYY-MM-DDTHH:MM:SS, one end may be empty", s);
+}
+
+static int parse_depth(const char *s, uint32_t *v)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || n < 1 || n > CAP_MAX_STACK_DEPTH)
+		return usage_error("--max-depth wants a number of frames from 1 to 1024", s);
+	*v = n;
+	return 0;
+}
+
+static int add_input(struct rep_opts *o, const char *path)
+{
+	const char **v = realloc(o->inputs, (o->ninputs + 1) * sizeof(*v));
+
+	if (!v) {
+		fprintf(stderr, "stkreport: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	v[o->ninputs++] = path;
+	o->inputs = v;
+	o->input = v[0];
+	return 0;
+}
+
+static int parse_option(int c, const char *arg, struct rep_opts *o)
+{
+	switch (c) {
+	case 'i': return add_input(o, arg);
+	case 'P': o->perpid = true; break;
+	case 'd': o->delimited = true; break;
+	case 's': o->offset = true; break;
+	case 'v': o->verbose = true; break;
+	case 'K': o->kernel_only = true; break;
+	case 'U': o->user_only = true; break;
+	case 'f': o->folded = true; break;
+	case 'a': o->annotations = true; break;
+	case 'T': o->timestamp = true; break;
+	case 'l': o->lines = true; break;
+	case 'q': o->quiet = true; break;
+	case OPT_TREE: o->tree = true; break;
+	case OPT_TREE_MIN: return parse_pct(arg, &o->tree_min_pct);
+	case OPT_SYMFS: o->symfs = arg; break;
+	case OPT_DEBUG_DIR:
+		if (o->ndebug_dirs == REP_MAX_DEBUG_DIRS)
+			return usage_error("too many --debug-dir options (at most 8)", arg);
+		o->debug_dirs[o->ndebug_dirs++] = arg;
+		break;
+	case OPT_NO_INLINE: o->no_inline = true; break;
+	case OPT_NO_DEMANGLE: o->no_demangle = true; break;
+	case OPT_SQL: o->sql = arg; break;
+	case OPT_CSV: o->csv = true; break;
+	case OPT_JSON: o->json = true; break;
+	case OPT_SQLITE: o->sqlite_out = arg; break;
+	case OPT_DIFF: o->diff = true; break;
+	case OPT_NORMALIZE: o->normalize = true; break;
+	case OPT_BY: return parse_by(arg, &o->by);
+	case OPT_PID: return parse_pids(arg, &o->pids, &o->npids);
+	case OPT_COMM: o->comm = arg; break;
+	case OPT_PROBE: o->probe = arg; break;
+	case OPT_TIME: return parse_time(arg, o);
+	case OPT_GREP: o->grep = arg; break;
+	case OPT_MAX_DEPTH: return parse_depth(arg, &o->max_depth);
+	case OPT_PPROF: o->pprof_out = arg; break;
+	case OPT_SVG: o->svg_out = arg; break;
+	}
+	return 0;
+}
+
+/* Combinations that make no sense, refused before any capture is read. */
+static int check_combinations(const struct rep_opts *o)
+{
+	int outputs = !!o->folded + !!o->tree + !!o->json + !!o->sql;
+
+	if (!o->ninputs)
+		return usage_error("no capture given", NULL);
+	if (o->kernel_only && o->user_only)
+		return usage_error("-K and -U are mutually exclusive (both stacks is the default)",
+				   NULL);
+	if (o->sql && o->json)
+		outputs--;	/* --json shapes the SQL result */
+	if (outputs > 1)
+		return usage_error("choose one of -f, --tree, --json and --sql", NULL);
+	if (o->csv && !o->sql)
+		return usage_error("--csv applies to --sql", NULL);
+	if (o->normalize && !o->diff)
+		return usage_error("--normalize applies to --diff", NULL);
+	if (o->diff && o->ninputs != 2)
+		return usage_error("--diff wants exactly two captures: BEFORE AFTER", NULL);
+	if (o->diff && (o->tree || o->sql || o->json))
+		return usage_error("--diff prints folded lines; it does not combine with --tree, "
+				   "--json or --sql", NULL);
+	return 0;
+}
+
+void rep_opts__free(struct rep_opts *o)
+{
+	free(o->inputs);
+	free(o->pids);
+	o->inputs = NULL;
+	o->pids = NULL;
+}
+
 int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 {
 	int c, err;
@@ -75,26 +362,8 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 	memset(o, 0, sizeof(*o));
 	optind = 0;	/* glibc: 0 re-initialises getopt fully, so tests may parse twice */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:PdsvKUfaTqhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:PdsvKUfaTlqhV", long_opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': o->input = optarg; break;
-		case 'P': o->perpid = true; break;
-		case 'd': o->delimited = true; break;
-		case 's': o->offset = true; break;
-		case 'v': o->verbose = true; break;
-		case 'K': o->kernel_only = true; break;
-		case 'U': o->user_only = true; break;
-		case 'f': o->folded = true; break;
-		case 'a': o->annotations = true; break;
-		case 'T': o->timestamp = true; break;
-		case 'q': o->quiet = true; break;
-		case OPT_TREE: o->tree = true; break;
-		case OPT_SYMFS: o->symfs = optarg; break;
-		case OPT_TREE_MIN:
-			err = parse_pct(optarg, &o->tree_min_pct);
-			if (err)
-				return err;
-			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -103,23 +372,18 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 			return 1;
 		case ':':
 			return usage_error("option needs an argument", argv[optind - 1]);
-		default:
+		case '?':
 			return usage_error("unknown option", argv[optind - 1]);
+		default:
+			err = parse_option(c, optarg, o);
+			if (err)
+				return err;
 		}
 	}
-	if (optind < argc) {
-		if (o->input)
-			return usage_error("two captures given", argv[optind]);
-		o->input = argv[optind++];
+	for (; optind < argc; optind++) {
+		err = add_input(o, argv[optind]);
+		if (err)
+			return err;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument", argv[optind]);
-	if (!o->input)
-		return usage_error("no capture given", NULL);
-	if (o->kernel_only && o->user_only)
-		return usage_error("-K and -U are mutually exclusive (both stacks is the default)",
-				   NULL);
-	if (o->tree && o->folded)
-		return usage_error("--tree and -f are mutually exclusive", NULL);
-	return 0;
+	return check_combinations(o);
 }

@@ -20,9 +20,59 @@
 #include "htab.h"
 #include "symbolize.h"
 
+/* --by: what keeps merged captures' stacks apart (issue 3). */
+enum rep_by {
+	REP_BY_NONE = 0,
+	REP_BY_HOST,
+	REP_BY_CAPTURE,
+	REP_BY_PID,
+	REP_BY_COMM,
+	REP_BY_PROBE,
+	REP_BY_INTERVAL,
+};
+
+#define REP_MAX_DEBUG_DIRS 8
+
+/* One end of --time. An interval (or event) is kept when it overlaps [from, to]. */
+enum rep_time_kind {
+	REP_TIME_NONE = 0,	/* open end */
+	REP_TIME_REL,		/* ns from the capture's start (start.mono_ns) */
+	REP_TIME_WALL,		/* ns since the epoch ("2026-11-22T10:00:00", local time) */
+	REP_TIME_TOD,		/* ns since local midnight ("10:00:00") of the capture's start day */
+};
+
+struct rep_time_bound {
+	enum rep_time_kind kind;
+	int64_t ns;
+};
+
 struct rep_opts {
-	const char *input;
+	const char *input;	/* the first capture (inputs[0]) */
+	const char **inputs;	/* every capture given, in order (argv strings) */
+	int ninputs;
 	const char *symfs;	/* --symfs DIR, or NULL */
+	const char *debug_dirs[REP_MAX_DEBUG_DIRS];	/* --debug-dir DIR (repeatable) */
+	int ndebug_dirs;
+	bool lines;		/* -l, --lines: file:line after names */
+	bool no_inline;		/* --no-inline: no frames for inlined functions */
+	bool no_demangle;	/* --no-demangle: raw C++/Rust names */
+	/* analysis (issue 3) */
+	const char *sql;	/* --sql QUERY */
+	bool csv;		/* --csv: SQL result as CSV */
+	bool json;		/* --json: SQL result, or stacks, as JSON */
+	const char *sqlite_out;	/* --sqlite OUT.db */
+	bool diff;		/* --diff BEFORE AFTER (inputs[0], inputs[1]) */
+	bool normalize;		/* --normalize: scale by duration and period */
+	enum rep_by by;		/* --by */
+	uint32_t *pids;		/* --pid PID[,PID..] */
+	uint32_t npids;
+	const char *comm;	/* --comm NAME */
+	const char *probe;	/* --probe ID or SPEC (as in the summary) */
+	struct rep_time_bound time_from, time_to;	/* --time FROM,TO (either may be empty) */
+	const char *grep;	/* --grep REGEX: stacks with a matching frame */
+	uint32_t max_depth;	/* --max-depth N: frames kept per side (0 = all) */
+	const char *pprof_out;	/* --pprof OUT.pb.gz */
+	const char *svg_out;	/* --svg OUT.svg */
 	bool perpid;		/* -P */
 	bool delimited;		/* -d */
 	bool offset;		/* -s */
@@ -43,6 +93,8 @@ struct rep_opts {
  * usage error on stderr.
  */
 int rep_parse_opts(int argc, char **argv, struct rep_opts *opts);
+/* Free what rep_parse_opts() allocated (inputs, pids). */
+void rep_opts__free(struct rep_opts *opts);
 
 /* ---- the loaded capture (load.c) ----------------------------------------------------------- */
 
@@ -56,6 +108,7 @@ enum rep_end {
 
 struct rep_interval {
 	struct cap_interval *iv;		/* into its record */
+	bool events;				/* an EVENTS chunk: rows are single events */
 	const struct cap_process **procs;	/* per row: the process record in force, or NULL */
 	uint32_t ksyms;				/* index into rep_capture.ksyms, or UINT32_MAX */
 };
@@ -68,6 +121,13 @@ struct rep_capture {
 	struct rep_interval *intervals;
 	uint32_t nintervals;
 	uint64_t losses[CAP_LOSS__COUNT];
+	uint64_t *cpu_dropped;		/* per-event mode: drops per CPU, summed over the file */
+	uint32_t ncpus;
+	bool has_events;		/* an EVENTS chunk was read (per-event capture) */
+	const struct cap_object **objects;	/* embedded objects, file order */
+	uint32_t nobjects;
+	const struct cap_perfmap **perfmaps;	/* JIT symbols, file order */
+	uint32_t nperfmaps;
 	bool has_end;
 	struct cap_end end;
 	uint64_t events;		/* sum of the row counts read */
@@ -93,6 +153,9 @@ void rep_capture__free(struct rep_capture *c);
 bool rep_capture_meta_i64(const struct rep_capture *c, const char *key, int64_t *v);
 /* Wall time (ns since the epoch) of a CLOCK_MONOTONIC time, from the meta clock pair. */
 bool rep_capture_wall_ns(const struct rep_capture *c, uint64_t mono_ns, int64_t *wall);
+
+/* The user-space symbolizer the options ask for, fed with c's embedded objects (load.c). */
+struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep_opts *o);
 
 /* "count" or "profile" from the metadata (count when absent or unknown). */
 bool rep_capture_is_profile(const struct rep_capture *c);

@@ -415,14 +415,14 @@ struct sym_user {
 	uint32_t nmaps, maps_cap;
 };
 
-struct sym_user *sym_user__new(const char *symfs, bool open_files)
+struct sym_user *sym_user__new(const struct sym_user_opts *o)
 {
 	struct sym_user *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
-	u->symfs = symfs && *symfs ? symfs : NULL;
-	u->open_files = open_files;
+	u->symfs = o->symfs && *o->symfs ? o->symfs : NULL;
+	u->open_files = o->open_files;
 	return u;
 }
 

@@ -36,13 +36,53 @@ enum sym_reason {
 /* Short human name of a reason ("build-id mismatch"), never NULL. */
 const char *sym_reason_name(unsigned int reason);
 
-/* Result of one lookup. Strings are lent by the symbolizer until its __free. */
+/* A function inlined at an address (libdw), with the source location inside it. */
+struct sym_inline {
+	const char *name;	/* demangled unless told otherwise */
+	const char *file;	/* NULL when unknown */
+	uint32_t line;		/* 0 when unknown */
+};
+
+/*
+ * Result of one lookup. Strings are lent by the symbolizer until its __free; the inl array until
+ * the next lookup.
+ */
 struct sym_result {
 	enum sym_reason reason;
-	const char *name;	/* NULL when reason != SYM_OK */
+	const char *name;	/* NULL when reason != SYM_OK; demangled unless told otherwise */
 	uint64_t offset;	/* raw address - symbol start */
 	const char *module;	/* basename of the object or "[vdso]"..., NULL if none */
+	const char *module_path;	/* the object's recorded path, NULL if none */
 	uint64_t module_offset;	/* file offset of the address in module */
+	const uint8_t *build_id;	/* of the object, NULL if unknown */
+	uint32_t build_id_len;
+	/* source location of the address in the (outermost, real) function; with lines only */
+	const char *file;	/* NULL when unknown */
+	uint32_t line;		/* 0 when unknown */
+	/*
+	 * Functions inlined at this address, innermost first: the address is in inl[0], which was
+	 * inlined into inl[1], ..., into the function `name`. Empty unless inlines are wanted.
+	 * inl[i].file/line: where in inl[i] the address is; file/line above: where in `name`
+	 * the outermost inlined call sits.
+	 */
+	uint32_t ninl;
+	const struct sym_inline *inl;
+};
+
+/* What the symbolizer looks for and where (stkreport's options). */
+struct sym_user_opts {
+	const char *symfs;		/* --symfs DIR, or NULL */
+	const char *const *debug_dirs;	/* --debug-dir DIRs */
+	int ndebug_dirs;
+	bool open_files;		/* false: never touch the file system (fuzzing) */
+	bool lines;			/* fill file/line */
+	bool inlines;			/* fill inl */
+	bool demangle;			/* C++ and Rust names demangled */
+	/* embedded objects and JIT maps from the capture(s); borrowed until __free */
+	const struct cap_object *const *objects;
+	uint32_t nobjects;
+	const struct cap_perfmap *const *perfmaps;
+	uint32_t nperfmaps;
 };
 
 /* ---- kernel -------------------------------------------------------------------------------- */
@@ -93,10 +133,11 @@ const struct sym_symbol *sym_symbols_find(const struct sym_symbol *syms, uint32_
 struct sym_user;
 
 /*
- * symfs: directory tried first (NULL for none); borrowed. open_files false: never open an object
- * (every file frame is "object not found"; the fuzzer keeps off the host's files). NULL + ENOMEM.
+ * o is copied; what it points to is borrowed until __free. open_files false: never open an
+ * object (every file frame without an embedded copy is "object not found"; the fuzzer keeps off
+ * the host's files). NULL + ENOMEM.
  */
-struct sym_user *sym_user__new(const char *symfs, bool open_files);
+struct sym_user *sym_user__new(const struct sym_user_opts *o);
 void sym_user__free(struct sym_user *u);
 /*
  * Name addr in process proc (NULL: no record). is_return: addr is a return address (non-leaf

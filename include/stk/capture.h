@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define CAP_MAJOR 1
-#define CAP_MINOR 0
+#define CAP_MINOR 1
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -38,6 +38,12 @@ enum cap_chunk_type {
 	CAP_CHUNK_INTERVAL = 4,	/* one interval of counted stacks; struct cap_interval */
 	CAP_CHUNK_LOSSES = 5,	/* losses during one interval; struct cap_losses */
 	CAP_CHUNK_END = 6,	/* written on clean exit only; struct cap_end */
+	/* 1.1 */
+	CAP_CHUNK_EVENTS = 7,	/* per-event mode (--snoop): struct cap_interval, one row per event,
+				 * ts_ns and cpu set, count 1; mandatory */
+	CAP_CHUNK_OBJECTS = 8,	/* object files: segments, symbol tables, embedded bytes;
+				 * struct cap_objects; optional */
+	CAP_CHUNK_PERFMAP = 9,	/* JIT symbols from /tmp/perf-PID.map; struct cap_perfmap; optional */
 };
 
 /* Chunk header flag: a reader that does not know the type must stop instead of skipping it. */
@@ -103,6 +109,10 @@ enum cap_map_kind {
 
 #define CAP_MAP_F_DELETED	0x1u	/* maps said " (deleted)"; path has it stripped */
 #define CAP_MAP_F_NO_BUILD_ID	0x2u	/* the object could not be read or has no build-id */
+#define CAP_MAP_F_PSEUDO_ID	0x4u	/* 1.1: build_id is a content hash (the object has no GNU
+					 * build-id); it keys a CAP_CHUNK_OBJECTS record */
+#define CAP_MAP_F_NS_PATH	0x8u	/* 1.1: path is valid only in the process's mount namespace
+					 * (container, chroot): the host path differs or is absent */
 
 /* One executable mapping of a process, as /proc/PID/maps shows it. */
 struct cap_mapping {
@@ -160,11 +170,15 @@ struct cap_row {
 	char comm[CAP_COMM_LEN];	/* NUL-terminated */
 	uint32_t kstack;	/* index into kstacks + 1, or CAP_NO_STACK */
 	uint32_t ustack;	/* index into ustacks + 1, or CAP_NO_STACK */
-	uint64_t count;
+	uint64_t count;		/* events, samples, or (off-CPU, meta weight=us) microseconds */
+	/* EVENTS chunks only (0 in INTERVAL chunks): */
+	uint64_t ts_ns;		/* CLOCK_MONOTONIC time of the event */
+	uint32_t cpu;
 };
 
 /*
- * One interval: self-contained. Kernel and user stacks have separate deduplicated tables.
+ * One interval (CAP_CHUNK_INTERVAL) or one batch of events (CAP_CHUNK_EVENTS, rows in time order
+ * per CPU): self-contained. Kernel and user stacks have separate deduplicated tables.
  * Timestamps are CLOCK_MONOTONIC ns; the meta keys clock.mono_ns/clock.real_ns map them to wall
  * time.
  */
@@ -188,12 +202,74 @@ enum cap_loss {
 	CAP_LOSS_USTACK_TRUNCATED = 6,	/* user stack cut at the depth limit */
 	CAP_LOSS_NOTIFY_DROPPED = 7,	/* new-process notifications dropped (ring buffer full) */
 	CAP_LOSS_MAPS_UNREAD = 8,	/* events of processes that exited before maps were read */
+	CAP_LOSS_EVENTS_DROPPED = 9,	/* per-event mode: events dropped, ring buffer full (1.1) */
 	CAP_LOSS__COUNT
 };
+
+/* Highest CPU number whose per-CPU drop count a LOSSES record may carry, plus one. */
+#define CAP_MAX_CPUS 4096u
+/* On disk, the drops of CPU n are the pair kind CAP_LOSS_CPU_BASE + n (format.md 4.5). */
+#define CAP_LOSS_CPU_BASE 0x10000u
 
 struct cap_losses {
 	uint32_t interval_seq;	/* the interval these losses happened in */
 	uint64_t counts[CAP_LOSS__COUNT];
+	/* per-event mode: CAP_LOSS_EVENTS_DROPPED split by CPU (NULL/0 when none) */
+	uint32_t ncpus;		/* entries in cpu_dropped, at most CAP_MAX_CPUS */
+	uint64_t *cpu_dropped;
+};
+
+/* ---- objects (1.1) -------------------------------------------------------------------------- */
+
+/* A loadable segment of an object (PT_LOAD): file offset -> virtual address. */
+struct cap_segment {
+	uint64_t offset, vaddr, filesz, memsz;
+};
+
+/* A function symbol, at an ELF virtual address of its object (or, in a perf map, absolute). */
+struct cap_symbol {
+	uint64_t addr, size;
+	char *name;		/* raw (mangled) name */
+};
+
+#define CAP_OBJ_F_SYMTAB	0x1u	/* syms came from .symtab */
+#define CAP_OBJ_F_DYNSYM	0x2u	/* syms came from .dynsym (no .symtab) */
+#define CAP_OBJ_F_DEBUGDATA	0x4u	/* syms came from .gnu_debugdata (MiniDebugInfo) */
+#define CAP_OBJ_F_WHOLE		0x8u	/* data holds the whole file */
+#define CAP_OBJ_F_PSEUDO_ID	0x10u	/* build_id is a content hash, not a GNU build-id */
+
+/*
+ * One object file, keyed by build-id (mappings with the same build_id refer to it). Written
+ * before the first row whose stacks hit it; at most once per build-id and capture.
+ */
+struct cap_object {
+	uint32_t flags;		/* CAP_OBJ_F_* */
+	uint32_t build_id_len;
+	uint8_t build_id[CAP_BUILD_ID_MAX];
+	char *path;		/* as the recording host saw it (namespace path for containers) */
+	char *debuglink;	/* .gnu_debuglink file name, "" if none */
+	uint32_t nsegs;
+	struct cap_segment *segs;
+	uint32_t nsyms;
+	struct cap_symbol *syms;	/* sorted by addr */
+	uint64_t data_len;	/* CAP_OBJ_F_WHOLE: bytes of the file, else 0 */
+	uint8_t *data;
+};
+
+struct cap_objects {
+	uint32_t count;
+	struct cap_object *objs;
+};
+
+/*
+ * JIT symbols of one process from its perf map (/tmp/perf-PID.map: "START SIZE name", hex).
+ * Each record holds the entries added since the previous one for that process generation.
+ */
+struct cap_perfmap {
+	uint32_t pid;
+	uint64_t start_time;	/* of the process generation, as in struct cap_process */
+	uint32_t count;
+	struct cap_symbol *syms;	/* addr absolute, in file order (later entries win) */
 };
 
 /* Closing record: present only when stkrec exited cleanly. */
@@ -213,8 +289,10 @@ struct cap_record {
 		struct cap_meta meta;
 		struct cap_ksyms ksyms;
 		struct cap_procs procs;
-		struct cap_interval interval;
+		struct cap_interval interval;	/* INTERVAL and EVENTS */
 		struct cap_losses losses;
+		struct cap_objects objects;
+		struct cap_perfmap perfmap;
 		struct cap_end end;
 	};
 	void *priv;		/* owned by format/: the decoder's allocations */

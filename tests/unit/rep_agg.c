@@ -176,24 +176,50 @@ static int parse(const char *line, struct rep_opts *o)
 
 static void test_opts(void)
 {
-	struct rep_opts o;
+	struct rep_opts o = { 0 };
 	FILE *saved = stderr;
 
 	T_EQ_INT("test_rep_opts_basic", 0, parse("stkreport -P -d -s -v run.stk", &o));
 	T_CHECK("test_rep_opts_flags", o.perpid && o.delimited && o.offset && o.verbose &&
 		!o.folded && o.input && !strcmp(o.input, "run.stk"), "flags not set");
+	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_input", 0, parse("stkreport --symfs /x -i a.stk --tree", &o));
 	T_CHECK("test_rep_opts_input_values", o.tree && o.symfs && !strcmp(o.symfs, "/x") &&
 		o.input && !strcmp(o.input, "a.stk"), "values not set");
+	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_tree_min", 0, parse("stkreport --tree --tree-min 2.5 a", &o));
 	T_CHECK("test_rep_opts_tree_min_value", o.tree_min_pct == 2.5, "got %g", o.tree_min_pct);
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_many_inputs", 0, parse("stkreport a -i b c", &o));
+	T_CHECK("test_rep_opts_many_inputs_order", o.ninputs == 3 && !strcmp(o.inputs[0], "b") &&
+		!strcmp(o.inputs[1], "a") && !strcmp(o.inputs[2], "c") && o.input == o.inputs[0],
+		"got %d inputs", o.ninputs);
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_filters", 0,
+		 parse("stkreport --pid 3,44 --by comm --time 1.5,10:00:02 --max-depth 7 a", &o));
+	T_CHECK("test_rep_opts_filter_values", o.npids == 2 && o.pids[1] == 44 &&
+		o.by == REP_BY_COMM && o.time_from.kind == REP_TIME_REL &&
+		o.time_from.ns == 1500000000 && o.time_to.kind == REP_TIME_TOD &&
+		o.time_to.ns == 36002000000LL && o.max_depth == 7, "values not set");
+	rep_opts__free(&o);
 	/* usage errors print on stderr: keep the test output clean */
 	stderr = fopen("/dev/null", "w");
 	T_EQ_INT("test_rep_opts_k_and_u", -EINVAL, parse("stkreport -K -U a", &o));
+	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_no_input", -EINVAL, parse("stkreport -P", &o));
-	T_EQ_INT("test_rep_opts_two_inputs", -EINVAL, parse("stkreport a b", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_diff_needs_two", -EINVAL, parse("stkreport --diff a", &o));
+	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_bad_pct", -EINVAL, parse("stkreport --tree-min 200 a", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_bad_by", -EINVAL, parse("stkreport --by cpu a", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_bad_time", -EINVAL, parse("stkreport --time 5 a", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_bad_pid", -EINVAL, parse("stkreport --pid 3, a", &o));
+	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_unknown", -EINVAL, parse("stkreport --bogus a", &o));
+	rep_opts__free(&o);
 	fclose(stderr);
 	stderr = saved;
 }

@@ -118,7 +118,7 @@ static void test_user_lookup(void)
 {
 	struct sym_elf *e = sym_elf__open(ELF_DIR "/golden.elf");
 	struct sym_elf *p = sym_elf__open(ELF_DIR "/golden-pie.elf");
-	struct sym_user *u = sym_user__new(ELF_DIR, true);
+	struct sym_user *u = sym_user__new(&(struct sym_user_opts){ .symfs = ELF_DIR, .open_files = true });
 	struct cap_mapping maps[2];
 	struct cap_process proc = { .pid = 1, .nmaps = 2, .maps = maps };
 	struct sym_result r;
@@ -183,7 +183,7 @@ out:
 static void test_user_without_symfs(void)
 {
 	struct sym_elf *e = sym_elf__open(ELF_DIR "/golden.elf");
-	struct sym_user *u = sym_user__new(NULL, true);
+	struct sym_user *u = sym_user__new(&(struct sym_user_opts){ .symfs = NULL, .open_files = true });
 	struct cap_mapping m;
 	struct cap_process proc = { .pid = 1, .nmaps = 1, .maps = &m };
 	struct sym_result r;
@@ -226,7 +226,7 @@ static void test_debug_file(void)
 		printf("skip test_rep_debug_file: strip(1) not available\n");
 		goto out;
 	}
-	u = sym_user__new(dir, true);
+	u = sym_user__new(&(struct sym_user_opts){ .symfs = dir, .open_files = true });
 	m = text_map(e, 0x400000, "/golden.elf");
 	sym_user__lookup(u, &proc, 0x401194, false, &r);
 	T_EQ_STR("test_rep_debug_file_symbols", "read_file", r.name);
@@ -235,7 +235,7 @@ static void test_debug_file(void)
 		T_FAIL("test_rep_debug_cleanup", "rm failed");
 	sym_user__free(u);
 	/* without the debug file the stripped object has no function symbols at all */
-	u = sym_user__new(dir, true);
+	u = sym_user__new(&(struct sym_user_opts){ .symfs = dir, .open_files = true });
 	sym_user__lookup(u, &proc, 0x401194, false, &r);
 	T_EQ_INT("test_rep_debug_file_absent", SYM_R_NO_SYMBOLS, r.reason);
 out:
