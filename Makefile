@@ -28,9 +28,9 @@ endif
 
 # pkg-config runs lazily (recursive =), so `make deps` can install it first.
 PKGS_REC = libbpf libelf libdw liblz4
-PKGS_REP = libelf libdw sqlite3 liblz4
+PKGS_REP = libelf libdw sqlite3 liblz4 liblzma libdebuginfod
 REC_LIBS = $(shell pkg-config --libs $(PKGS_REC)) -lz
-REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -lz
+REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -liberty -lz
 FMT_LIBS = $(shell pkg-config --libs liblz4)
 
 SAN_FLAGS = $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
@@ -68,7 +68,7 @@ TOOLS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c))
 WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/workloads/*.c))
 CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS)
 
-.PHONY: all tools check-bins workloads deps check e2e test test-build demo bench install \
+.PHONY: all tools check-bins workloads deps check e2e test test-build demo bench bench-sym install \
 	golden-update clean
 
 all: tools
@@ -134,6 +134,10 @@ $(REP_UNIT) $(FUZZ) $(TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREP) $
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
 
+# wl_inline's hot loop must be inlined for real (inline frames in reports): -O2, inlining on.
+$(OUTPUT)/tests/workloads/wl_inline: WORKLOAD_CFLAGS = -O2 -g -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -Wall
+
 $(WORKLOADS): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
@@ -167,6 +171,11 @@ bench:
 	$(Q)scripts/install-deps --bench
 	$(Q)$(MAKE) --no-print-directory tools workloads
 	$(Q)bench/run
+
+# stkreport's symbolization against perf on one system-wide profile (root, about 2 minutes).
+bench-sym:
+	$(Q)$(MAKE) --no-print-directory tools
+	$(Q)OUTPUT=$(OUTPUT) bench/symbolize
 
 golden-update: check-bins
 	$(Q)OUTPUT=$(OUTPUT) tests/golden/update

@@ -22,6 +22,7 @@ const volatile bool cfg_filter_tid = false;	/* only threads in the tids map (-L)
 const volatile bool cfg_kstacks = true;		/* false with -U */
 const volatile bool cfg_ustacks = true;		/* false with -K */
 const volatile bool cfg_skip_idle = false;	/* sampling without -I: drop pid 0 */
+const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ring (snoop) */
 
 /*
  * Generation selector, in .bss so the skeleton mmaps it: user space flips it at each interval
@@ -85,6 +86,67 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } notify SEC(".maps");
 
+/* ---- --snoop (per-event mode) ---------------------------------------------------------------- */
+
+/* One struct stk_event per event; stkrec sizes it from --ringbuf-size (a page when unused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+/* Events lost to a full ring buffer, per CPU: stored in the capture, never lost silently. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} snoop_drops SEC(".maps");
+
+/* UAPI flags of bpf_ringbuf_submit() and bpf_ringbuf_query() (linux/bpf.h), stable numbers. */
+#define STK_RB_NO_WAKEUP 1
+#define STK_RB_FORCE_WAKEUP 2
+#define STK_RB_AVAIL_DATA 0
+#define STK_RB_RING_SIZE 1
+
+/*
+ * The event carries stack ids, not stacks: bpf_get_stackid() already stored them in generation
+ * g's map, which user space reads only after flipping away from g and waiting out the grace
+ * period; a 72-byte record keeps the ring buffer's cost per event low.
+ */
+static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
+{
+	struct stk_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u32 zero = 0;
+	__u64 *drops;
+
+	if (!e) {
+		drops = bpf_map_lookup_elem(&snoop_drops, &zero);
+		if (drops)
+			*drops += 1;	/* per-CPU slot: no atomic needed */
+		return;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->uret = key->uret;
+	e->kret = key->kret;
+	e->tgid = key->tgid;
+	e->pid = key->pid;
+	e->probe = key->probe;
+	e->cpu = bpf_get_smp_processor_id();
+	e->kstack = key->kstack;
+	e->ustack = key->ustack;
+	e->gen = g;
+	e->pad = 0;
+	__builtin_memcpy(e->comm, key->comm, sizeof(e->comm));
+	/*
+	 * No wakeup per event: stkrec reads the ring every 20 ms anyway, and waking it for each
+	 * event (an irq_work and a scheduler wakeup whenever it has caught up) tripled the cost of
+	 * an event. Wake it early only when the ring is a quarter full.
+	 */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, STK_RB_AVAIL_DATA) >
+				      bpf_ringbuf_query(&events, STK_RB_RING_SIZE) / 4 ?
+				      STK_RB_FORCE_WAKEUP : STK_RB_NO_WAKEUP);
+}
+
 static __always_inline void stat_add(__u32 stat)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
@@ -143,13 +205,15 @@ static __always_inline bool is_collision(long err)
  * verifier knows statically. A pointer chosen at run time (gen ? &stacks1 : &stacks0) merges
  * two map pointers into one register and the verifier rejects or de-optimises the call.
  */
-static __always_inline void count_in(void *ctx, void *counts, void *stacks, struct stk_key *key)
+static __always_inline void count_in(void *ctx, void *counts, void *stacks, struct stk_key *key,
+				     __u64 kskip)
 {
 	__u64 one = 1, *count;
 	long id;
 
 	if (cfg_kstacks) {
-		id = bpf_get_stackid(ctx, stacks, 0);
+		/* kskip: frames of BPF machinery on top of the stack (fentry), dropped. */
+		id = bpf_get_stackid(ctx, stacks, kskip & BPF_F_SKIP_FIELD_MASK);
 		/*
 		 * -EFAULT: the event came from user mode (uprobe, USDT, a sample of user code):
 		 * there is no kernel stack, and nothing was lost (bcc profile reads it so too).
@@ -175,6 +239,8 @@ static __always_inline void count_in(void *ctx, void *counts, void *stacks, stru
 	} else {
 		key->ustack = STK_STACK_NOT_WANTED;
 	}
+	if (cfg_snoop)
+		return;		/* snoop: the event goes to the ring buffer, not to a count */
 
 	count = bpf_map_lookup_elem(counts, key);
 	if (count) {
@@ -191,11 +257,18 @@ static __always_inline void count_in(void *ctx, void *counts, void *stacks, stru
 		stat_add(STK_STAT_COUNTS_FULL);
 }
 
-static __always_inline int count_event(void *ctx, __u32 probe, __u64 uret)
+/*
+ * uret: the user return address at a uprobe's entry; kret: the kernel return address at a
+ * kprobe's entry (struct stk_key). Both 0 for every other trigger. kskip: kernel frames to drop
+ * from the top of the stack (fentry's program and trampoline).
+ */
+static __always_inline int count_event_at(void *ctx, __u32 probe, __u64 uret, __u64 kret,
+					  __u32 kskip)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct stk_key key;
+	__u32 g;
 
 	if (cfg_skip_idle && tgid == 0)
 		return 0;
@@ -212,13 +285,22 @@ static __always_inline int count_event(void *ctx, __u32 probe, __u64 uret)
 	key.pid = tid;
 	key.probe = probe;
 	key.uret = uret;
+	key.kret = kret;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 
-	if (*(volatile __u32 *)&gen)
-		count_in(ctx, &counts1, &stacks1, &key);
+	g = *(volatile __u32 *)&gen;	/* read once: the snoop event names this generation */
+	if (g)
+		count_in(ctx, &counts1, &stacks1, &key, kskip);
 	else
-		count_in(ctx, &counts0, &stacks0, &key);
+		count_in(ctx, &counts0, &stacks0, &key, kskip);
+	if (cfg_snoop)
+		snoop_event(&key, g);
 	return 0;
+}
+
+static __always_inline int count_event(void *ctx, __u32 probe, __u64 uret)
+{
+	return count_event_at(ctx, probe, uret, 0, 0);
 }
 
 SEC("perf_event")
@@ -250,29 +332,66 @@ int on_usdt(struct pt_regs *ctx)
 	return count_event(ctx, bpf_usdt_cookie(ctx), 0);
 }
 
+/*
+ * At a kprobe on a function's first instruction the return address into the caller is the word
+ * at the kernel stack pointer. A frame-pointer unwinder skips that caller (the callee has not
+ * pushed its frame yet); ORC does not. stkrec inserts kret as the second frame only when the
+ * unwinder left it out (record/snapshot.c), so the caller appears exactly once either way.
+ */
+static __always_inline __u64 kernel_entry_ret(struct pt_regs *ctx)
+{
+	__u64 ret = 0;
+
+	bpf_probe_read_kernel(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx));
+	return ret;
+}
+
 SEC("kprobe")
 int on_kprobe(struct pt_regs *ctx)
 {
-	return count_event(ctx, bpf_get_attach_cookie(ctx), 0);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), 0, kernel_entry_ret(ctx), 0);
 }
 
 SEC("kprobe.multi")
 int on_kprobe_multi(struct pt_regs *ctx)
 {
-	return count_event(ctx, bpf_get_attach_cookie(ctx), 0);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), 0, kernel_entry_ret(ctx), 0);
 }
 
 /*
- * An exec replaces the mappings of a tgid. Reading them now would find only the executable and
- * the dynamic loader (libraries are mapped later, by ld.so in the new image). Forget the tgid
- * instead: its next event sends a fresh FIRST_SEEN, when the libraries it runs are mapped.
+ * fentry (BPF trampoline), where a kernel has no kprobes. The section names no function: stkrec
+ * sets the first target before load and loads one copy of the final instructions per further
+ * function (record/probe.c). In a tracing program bpf_get_stackid() unwinds from the helper's
+ * caller: the stack starts with this program and the trampoline (bpf_prog_*_on_fentry,
+ * bpf_trampoline_*), then the traced function (entered, so its caller follows): skip those two
+ * and the stack reads as a kprobe's. Checked on 6.1 by tests/vm/kfunc.sh.
+ */
+#define FENTRY_KSKIP 2
+
+SEC("fentry")
+int on_fentry(void *ctx)
+{
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), 0, 0, FENTRY_KSKIP);
+}
+
+/*
+ * An exec replaces the mappings of a tgid. Tell user space at once (recsym): it opens the new
+ * executable and the dynamic loader by descriptor before the program can delete or replace
+ * them, and records the new comm. The libraries are mapped later, by ld.so in the new image:
+ * forget the tgid too, so its next event sends a fresh notification when they are there.
  */
 SEC("tracepoint/sched/sched_process_exec")
 int on_exec(void *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
 	bpf_map_delete_elem(&seen, &tgid);
+	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+		return 0;
+	send_notify(tgid);
 	return 0;
 }
 
@@ -285,5 +404,141 @@ int on_exit(void *ctx)
 
 	if (tgid == (__u32)pid_tgid)
 		bpf_map_delete_elem(&seen, &tgid);
+	return 0;
+}
+
+/* ---- --offcpu (bcc offcputime; offcpu helper) ------------------------------------------------- */
+
+#ifndef PF_EXITING
+#define PF_EXITING 0x00000004	/* include/linux/sched.h, stable since 2.6 */
+#endif
+
+const volatile __u64 cfg_min_block_us = 1;	/* --min-block */
+const volatile __u64 cfg_max_block_us = ~0ull;	/* --max-block */
+
+/* A task switched out: when, and the key (stacks included) its blocked time will be added to. */
+struct offcpu_start {
+	__u64 ts_ns;
+	struct stk_key key;
+};
+
+/*
+ * Blocked tasks by thread id. LRU: a thread that exits while switched out never runs again and
+ * its entry would stay forever in a plain hash. stkrec sizes it to 1 entry without --offcpu.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} offcpu_start SEC(".maps");
+
+static __always_inline void offcpu_add(void *counts, const struct stk_key *key, __u64 us)
+{
+	__u64 *v = bpf_map_lookup_elem(counts, key);
+
+	if (v) {
+		__sync_fetch_and_add(v, us);
+		return;
+	}
+	if (!bpf_map_update_elem(counts, key, &us, BPF_NOEXIST))
+		return;
+	/* Another CPU may have inserted the same key between our lookup and update. */
+	v = bpf_map_lookup_elem(counts, key);
+	if (v)
+		__sync_fetch_and_add(v, us);
+	else
+		stat_add(STK_STAT_COUNTS_FULL);
+}
+
+/*
+ * prev is current here: its stacks are the ones it blocks in. They go to stacks0 whatever the
+ * generation, since the time is known only when the task runs again, possibly intervals later,
+ * after both generations were drained: in this mode stkrec never clears the stack map
+ * (rec_maps.keep_stacks) and drains both generations' counts against stacks0.
+ */
+static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev, __u64 now)
+{
+	struct offcpu_start st;
+	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	long id;
+
+	if (tid == 0)
+		return;		/* the idle task: its "blocked" time is the CPU's busy time */
+	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return;
+	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+		return;
+	/*
+	 * An exiting task blocks too (exit_mmap, ptrace exit stop), after on_exit() made BPF forget
+	 * its tgid: a notification then would make stkrec re-read maps that are being torn down,
+	 * and the rows of the whole interval would lose their mappings.
+	 */
+	if (!(BPF_CORE_READ(prev, flags) & PF_EXITING))
+		note_first_seen(tgid);
+
+	__builtin_memset(&st, 0, sizeof(st));	/* padding included: the key is hashed as bytes */
+	st.ts_ns = now;
+	st.key.tgid = tgid;
+	st.key.pid = tid;
+	bpf_get_current_comm(st.key.comm, sizeof(st.key.comm));
+	if (cfg_kstacks) {
+		id = bpf_get_stackid(ctx, &stacks0, 0);
+		if (id < 0)
+			stat_add(is_collision(id) ? STK_STAT_KSTACK_COLLISION : STK_STAT_KSTACK_ERROR);
+		st.key.kstack = id;
+	} else {
+		st.key.kstack = STK_STACK_NOT_WANTED;
+	}
+	if (cfg_ustacks) {
+		id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
+		if (id < 0) {
+			if (current_is_kthread())
+				id = STK_STACK_NONE;
+			else
+				stat_add(is_collision(id) ? STK_STAT_USTACK_COLLISION :
+							    STK_STAT_USTACK_MISSING);
+		}
+		st.key.ustack = id;
+	} else {
+		st.key.ustack = STK_STACK_NOT_WANTED;
+	}
+	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);
+}
+
+/* next runs again: its blocked time, in microseconds, goes to the generation counting now. */
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
+	struct stk_key key;
+	__u64 us;
+
+	if (!sp)
+		return;
+	us = (now - sp->ts_ns) / 1000;
+	key = sp->key;
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	if (us < cfg_min_block_us || us > cfg_max_block_us)
+		return;
+	stat_add(STK_STAT_EVENTS);
+	if (*(volatile __u32 *)&gen)
+		offcpu_add(&counts1, &key, us);
+	else
+		offcpu_add(&counts0, &key, us);
+}
+
+/*
+ * A raw tracepoint (not tp_btf): it needs neither BPF trampolines nor BTF-typed arguments, and
+ * loads on 6.1 as on newer kernels. The arguments are (bool preempt, prev, next), prev still
+ * current; every switch-out is counted, voluntary or preempted, as bcc offcputime by default.
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	offcpu_switch_out(ctx, prev, now);
+	offcpu_switch_in(next, now);
 	return 0;
 }

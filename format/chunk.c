@@ -14,6 +14,7 @@ bool cap_chunk_type_mandatory(uint16_t type)
 	case CAP_CHUNK_KSYMS:
 	case CAP_CHUNK_PROCS:
 	case CAP_CHUNK_INTERVAL:
+	case CAP_CHUNK_EVENTS:	/* 1.1: a reader skipping it would report no stacks at all */
 		return true;
 	default:
 		return false;
@@ -22,7 +23,7 @@ bool cap_chunk_type_mandatory(uint16_t type)
 
 bool cap_chunk_type_known(uint16_t type)
 {
-	return type >= CAP_CHUNK_META && type <= CAP_CHUNK_END;
+	return type >= CAP_CHUNK_META && type <= CAP_CHUNK_PERFMAP;
 }
 
 /* format.md 3.1 */

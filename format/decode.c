@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-/* Minimum encoded sizes of repeated elements (format.md 4.1 - 4.5). */
+/* Minimum encoded sizes of repeated elements (format.md 4.1 - 4.9). */
 #define MIN_KV		8u	/* two empty strings */
 #define MIN_PROBE	16u	/* id, kind, nattached, empty spec */
 #define MIN_KSYM	16u	/* addr, empty name, empty module */
@@ -19,6 +19,11 @@
 #define MIN_STACK	8u	/* flags, nips */
 #define MIN_ROW		36u	/* probe, pid, tid, flags, empty comm, kstack, ustack, count */
 #define MIN_LOSS	12u	/* kind, count */
+#define MIN_EVENT_ROW	48u	/* MIN_ROW, ts_ns, cpu */
+#define MIN_OBJECT	32u	/* flags, build_id_len, empty path and debuglink, nsegs, nsyms,
+				 * data_len */
+#define MIN_SEGMENT	32u	/* offset, vaddr, filesz, memsz */
+#define MIN_SYMBOL	20u	/* addr, size, empty name */
 
 /* A read position in a payload. The first error sticks; later reads return zeros. */
 struct cursor {
@@ -257,7 +262,9 @@ static struct cap_stack *decode_stacks(struct cursor *c, uint32_t *count)
 	return st;
 }
 
-static void decode_row(struct cursor *c, const struct cap_interval *iv, struct cap_row *r)
+/* format.md 4.4; EVENTS rows (4.7) add ts_ns and cpu, INTERVAL rows leave them 0. */
+static void decode_row(struct cursor *c, const struct cap_interval *iv, bool events,
+		       struct cap_row *r)
 {
 	size_t comm_len = 0;
 	char *comm;
@@ -272,11 +279,19 @@ static void decode_row(struct cursor *c, const struct cap_interval *iv, struct c
 	r->kstack = get_u32(c);
 	r->ustack = get_u32(c);
 	r->count = get_u64(c);
+	if (events) {
+		r->ts_ns = get_u64(c);
+		r->cpu = get_u32(c);
+		/* Readers index per-CPU tables by it (format.md 4.7). */
+		if (r->cpu >= CAP_MAX_CPUS)
+			fail(c, -EBADMSG);
+	}
 	if (r->kstack > iv->nkstacks || r->ustack > iv->nustacks)
 		fail(c, -EBADMSG);
 }
 
-static void decode_interval(struct cursor *c, struct cap_interval *iv)
+/* format.md 4.4 (INTERVAL) and 4.7 (EVENTS) */
+static void decode_interval(struct cursor *c, bool events, struct cap_interval *iv)
 {
 	uint32_t i;
 
@@ -285,24 +300,57 @@ static void decode_interval(struct cursor *c, struct cap_interval *iv)
 	iv->end_ns = get_u64(c);
 	iv->kstacks = decode_stacks(c, &iv->nkstacks);
 	iv->ustacks = decode_stacks(c, &iv->nustacks);
-	iv->nrows = get_count(c, MIN_ROW);
+	iv->nrows = get_count(c, events ? MIN_EVENT_ROW : MIN_ROW);
 	iv->rows = alloc(c, (size_t)iv->nrows * sizeof(*iv->rows));
 	for (i = 0; i < iv->nrows && !c->err; i++)
-		decode_row(c, iv, &iv->rows[i]);
+		decode_row(c, iv, events, &iv->rows[i]);
 }
 
-/* format.md 4.5: kinds this version does not know are skipped; a known kind appears once. */
+/*
+ * format.md 4.5: kinds this version does not know are skipped; a known kind appears once. Kinds
+ * from CAP_LOSS_CPU_BASE on are per-CPU drops (1.1): the CPU must be below CAP_MAX_CPUS and
+ * appear once. Two passes over the pairs: the first finds the highest CPU, so cpu_dropped is
+ * allocated once at its final size (max cpu + 1), bounded by CAP_MAX_CPUS, not by the input.
+ */
 static void decode_losses(struct cursor *c, struct cap_losses *l)
 {
-	uint64_t seen = 0;
-	uint32_t n, i, kind;
-	uint64_t count;
+	uint8_t cpu_seen[CAP_MAX_CPUS / 8] = { 0 };
+	struct cursor first;
+	uint32_t n, i, kind, cpu, ncpus = 0;
+	uint64_t seen = 0, count;
 
 	l->interval_seq = get_u32(c);
 	n = get_count(c, MIN_LOSS);
+	first = *c;
+	for (i = 0; i < n && !first.err; i++) {
+		kind = get_u32(&first);
+		get_u64(&first);
+		if (kind < CAP_LOSS_CPU_BASE)
+			continue;
+		if (kind - CAP_LOSS_CPU_BASE >= CAP_MAX_CPUS) {
+			fail(c, -EBADMSG);
+			return;
+		}
+		if (kind - CAP_LOSS_CPU_BASE + 1 > ncpus)
+			ncpus = kind - CAP_LOSS_CPU_BASE + 1;
+	}
+	if (ncpus) {
+		l->cpu_dropped = alloc(c, (size_t)ncpus * sizeof(*l->cpu_dropped));
+		l->ncpus = ncpus;
+	}
 	for (i = 0; i < n && !c->err; i++) {
 		kind = get_u32(c);
 		count = get_u64(c);
+		if (kind >= CAP_LOSS_CPU_BASE) {
+			cpu = kind - CAP_LOSS_CPU_BASE;
+			if (cpu_seen[cpu / 8] & (1u << (cpu % 8))) {
+				fail(c, -EBADMSG);
+				break;
+			}
+			cpu_seen[cpu / 8] |= (uint8_t)(1u << (cpu % 8));
+			l->cpu_dropped[cpu] = count;
+			continue;
+		}
 		if (kind >= CAP_LOSS__COUNT)
 			continue;
 		if (seen & (1ull << kind)) {
@@ -312,6 +360,96 @@ static void decode_losses(struct cursor *c, struct cap_losses *l)
 		seen |= 1ull << kind;
 		l->counts[kind] = count;
 	}
+	if (c->err) {
+		l->ncpus = 0;
+		l->cpu_dropped = NULL;
+	}
+}
+
+/* format.md 4.8 and 4.9: count, then { u64 addr, u64 size, str name } each. */
+static struct cap_symbol *decode_symbols(struct cursor *c, bool sorted, uint32_t *count)
+{
+	struct cap_symbol *syms;
+	uint32_t i;
+
+	*count = get_count(c, MIN_SYMBOL);
+	syms = alloc(c, (size_t)*count * sizeof(*syms));
+	for (i = 0; i < *count && !c->err; i++) {
+		syms[i].addr = get_u64(c);
+		syms[i].size = get_u64(c);
+		syms[i].name = get_str(c);
+		/* Object symbol tables are binary-searched: unsorted is malformed. */
+		if (sorted && i && syms[i].addr < syms[i - 1].addr)
+			fail(c, -EBADMSG);
+	}
+	if (c->err)
+		*count = 0;
+	return syms;
+}
+
+/* format.md 4.8 */
+static void decode_object(struct cursor *c, struct cap_object *o)
+{
+	const uint8_t *src;
+	uint32_t i;
+
+	o->flags = get_u32(c);
+	o->build_id_len = get_u32(c);
+	if (o->build_id_len > CAP_BUILD_ID_MAX) {
+		fail(c, -EOVERFLOW);
+		o->build_id_len = 0;
+		return;
+	}
+	src = take(c, o->build_id_len);
+	if (src)
+		memcpy(o->build_id, src, o->build_id_len);
+	o->path = get_str(c);
+	o->debuglink = get_str(c);
+	o->nsegs = get_count(c, MIN_SEGMENT);
+	o->segs = alloc(c, (size_t)o->nsegs * sizeof(*o->segs));
+	for (i = 0; i < o->nsegs && !c->err; i++) {
+		o->segs[i].offset = get_u64(c);
+		o->segs[i].vaddr = get_u64(c);
+		o->segs[i].filesz = get_u64(c);
+		o->segs[i].memsz = get_u64(c);
+	}
+	o->syms = decode_symbols(c, true, &o->nsyms);
+	o->data_len = get_u64(c);
+	if (c->err)
+		return;
+	/* The limit first, as for stack depths; then the bytes, which must all be there. */
+	if (o->data_len > CAP_MAX_CHUNK_RAW) {
+		fail(c, -EOVERFLOW);
+		return;
+	}
+	if (o->data_len && !(o->flags & CAP_OBJ_F_WHOLE)) {
+		fail(c, -EBADMSG);
+		return;
+	}
+	src = take(c, (size_t)o->data_len);
+	if (!src || !o->data_len)
+		return;
+	o->data = alloc(c, (size_t)o->data_len);
+	if (o->data)
+		memcpy(o->data, src, (size_t)o->data_len);
+}
+
+static void decode_objects(struct cursor *c, struct cap_objects *os)
+{
+	uint32_t i;
+
+	os->count = get_count(c, MIN_OBJECT);
+	os->objs = alloc(c, (size_t)os->count * sizeof(*os->objs));
+	for (i = 0; i < os->count && !c->err; i++)
+		decode_object(c, &os->objs[i]);
+}
+
+/* format.md 4.9: symbols in file order, not sorted (later entries win). */
+static void decode_perfmap(struct cursor *c, struct cap_perfmap *pm)
+{
+	pm->pid = get_u32(c);
+	pm->start_time = get_u64(c);
+	pm->syms = decode_symbols(c, false, &pm->count);
 }
 
 /* format.md 4.6 */
@@ -356,7 +494,16 @@ int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out)
 		decode_procs(&c, &rec->procs);
 		break;
 	case CAP_CHUNK_INTERVAL:
-		decode_interval(&c, &rec->interval);
+		decode_interval(&c, false, &rec->interval);
+		break;
+	case CAP_CHUNK_EVENTS:
+		decode_interval(&c, true, &rec->interval);
+		break;
+	case CAP_CHUNK_OBJECTS:
+		decode_objects(&c, &rec->objects);
+		break;
+	case CAP_CHUNK_PERFMAP:
+		decode_perfmap(&c, &rec->perfmap);
 		break;
 	case CAP_CHUNK_LOSSES:
 		decode_losses(&c, &rec->losses);
@@ -378,6 +525,7 @@ out:
 	return 0;
 }
 
+/* Everything a decoded record points to (cpu_dropped, object data, ...) is in its arena. */
 void cap_record__free(struct cap_record *rec)
 {
 	if (!rec)

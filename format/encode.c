@@ -137,13 +137,17 @@ static int encode_stacks(const struct cap_stack *st, uint32_t n, struct cap_buf 
 	return 0;
 }
 
-static int encode_row(const struct cap_interval *iv, const struct cap_row *r, struct cap_buf *b)
+/* format.md 4.4, and 4.7 for the two fields EVENTS rows add. */
+static int encode_row(const struct cap_interval *iv, const struct cap_row *r, bool events,
+		      struct cap_buf *b)
 {
 	size_t comm_len = strnlen(r->comm, CAP_COMM_LEN);
 
 	if (comm_len == CAP_COMM_LEN)
 		return -EOVERFLOW;
 	if (r->kstack > iv->nkstacks || r->ustack > iv->nustacks)
+		return -EINVAL;
+	if (events && r->cpu >= CAP_MAX_CPUS)
 		return -EINVAL;
 	cap_buf__put_u32(b, r->probe);
 	cap_buf__put_u32(b, r->pid);
@@ -154,10 +158,15 @@ static int encode_row(const struct cap_interval *iv, const struct cap_row *r, st
 	cap_buf__put_u32(b, r->kstack);
 	cap_buf__put_u32(b, r->ustack);
 	cap_buf__put_u64(b, r->count);
+	if (events) {
+		cap_buf__put_u64(b, r->ts_ns);
+		cap_buf__put_u32(b, r->cpu);
+	}
 	return 0;
 }
 
-static int encode_interval(const struct cap_interval *iv, struct cap_buf *b)
+/* format.md 4.4 (INTERVAL) and 4.7 (EVENTS: the same, rows carry ts_ns and cpu). */
+static int encode_interval(const struct cap_interval *iv, bool events, struct cap_buf *b)
 {
 	uint32_t i;
 	int err;
@@ -173,25 +182,127 @@ static int encode_interval(const struct cap_interval *iv, struct cap_buf *b)
 		return err;
 	cap_buf__put_u32(b, iv->nrows);
 	for (i = 0; i < iv->nrows; i++) {
-		err = encode_row(iv, &iv->rows[i], b);
+		err = encode_row(iv, &iv->rows[i], events, b);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-/* format.md 4.5: every kind this version knows, zeros included, so a reader sees them all. */
+/*
+ * format.md 4.5: every kind this version knows, zeros included, so a reader sees them all; then
+ * one pair per CPU with drops (kind CAP_LOSS_CPU_BASE + cpu), only the non-zero ones: a machine
+ * has hundreds of CPUs and few of them drop.
+ */
 static int encode_losses(const struct cap_losses *l, struct cap_buf *b)
 {
-	uint32_t kind;
+	uint32_t kind, cpu, ncpu_pairs = 0;
 
+	CHECK_ARRAY(l->cpu_dropped, l->ncpus);
+	if (l->ncpus > CAP_MAX_CPUS)
+		return -EOVERFLOW;
+	for (cpu = 0; cpu < l->ncpus; cpu++)
+		ncpu_pairs += !!l->cpu_dropped[cpu];
 	cap_buf__put_u32(b, l->interval_seq);
-	cap_buf__put_u32(b, CAP_LOSS__COUNT);
+	cap_buf__put_u32(b, CAP_LOSS__COUNT + ncpu_pairs);
 	for (kind = 0; kind < CAP_LOSS__COUNT; kind++) {
 		cap_buf__put_u32(b, kind);
 		cap_buf__put_u64(b, l->counts[kind]);
 	}
+	for (cpu = 0; cpu < l->ncpus; cpu++) {
+		if (!l->cpu_dropped[cpu])
+			continue;
+		cap_buf__put_u32(b, CAP_LOSS_CPU_BASE + cpu);
+		cap_buf__put_u64(b, l->cpu_dropped[cpu]);
+	}
 	return 0;
+}
+
+/* format.md 4.8 and 4.9: u64 addr, u64 size, str name; sorted by addr when the caller says so. */
+static int encode_symbols(const struct cap_symbol *syms, uint32_t n, bool sorted,
+			  struct cap_buf *b)
+{
+	uint32_t i;
+
+	CHECK_ARRAY(syms, n);
+	if (sorted)
+		for (i = 1; i < n; i++)
+			if (syms[i].addr < syms[i - 1].addr)
+				return -EINVAL;
+	cap_buf__put_u32(b, n);
+	for (i = 0; i < n; i++) {
+		cap_buf__put_u64(b, syms[i].addr);
+		cap_buf__put_u64(b, syms[i].size);
+		cap_buf__put_str(b, syms[i].name);
+	}
+	return 0;
+}
+
+/* format.md 4.8 */
+static int encode_object(const struct cap_object *o, struct cap_buf *b)
+{
+	uint32_t i;
+	int err;
+
+	CHECK_ARRAY(o->segs, o->nsegs);
+	CHECK_ARRAY(o->data, o->data_len);
+	if (o->build_id_len > CAP_BUILD_ID_MAX)
+		return -EOVERFLOW;
+	/*
+	 * Checked before copying anything: the caller (stkrec --embed-objects) learns at once that
+	 * the file cannot fit in a chunk and embeds the object without its bytes instead.
+	 */
+	if (o->data_len > CAP_MAX_CHUNK_RAW)
+		return -EOVERFLOW;
+	if (o->data_len && !(o->flags & CAP_OBJ_F_WHOLE))
+		return -EINVAL;
+	cap_buf__put_u32(b, o->flags);
+	cap_buf__put_u32(b, o->build_id_len);
+	cap_buf__put(b, o->build_id, o->build_id_len);
+	cap_buf__put_str(b, o->path);
+	cap_buf__put_str(b, o->debuglink);
+	cap_buf__put_u32(b, o->nsegs);
+	for (i = 0; i < o->nsegs; i++) {
+		cap_buf__put_u64(b, o->segs[i].offset);
+		cap_buf__put_u64(b, o->segs[i].vaddr);
+		cap_buf__put_u64(b, o->segs[i].filesz);
+		cap_buf__put_u64(b, o->segs[i].memsz);
+	}
+	err = encode_symbols(o->syms, o->nsyms, true, b);
+	if (err)
+		return err;
+	/* The bytes come last: when they cannot fit in the chunk, say so before copying them. */
+	if (b->len + 8 + o->data_len > CAP_MAX_CHUNK_RAW)
+		return -EOVERFLOW;
+	cap_buf__put_u64(b, o->data_len);
+	cap_buf__put(b, o->data, (size_t)o->data_len);
+	return 0;
+}
+
+static int encode_objects(const struct cap_objects *os, struct cap_buf *b)
+{
+	uint32_t i;
+	int err;
+
+	CHECK_ARRAY(os->objs, os->count);
+	cap_buf__put_u32(b, os->count);
+	for (i = 0; i < os->count; i++) {
+		err = encode_object(&os->objs[i], b);
+		if (err)
+			return err;
+		/* A big object filled the buffer past the chunk limit: copy no more objects. */
+		if (b->len > CAP_MAX_CHUNK_RAW)
+			return -EOVERFLOW;
+	}
+	return 0;
+}
+
+/* format.md 4.9: file order kept (a later entry for the same address wins). */
+static int encode_perfmap(const struct cap_perfmap *pm, struct cap_buf *b)
+{
+	cap_buf__put_u32(b, pm->pid);
+	cap_buf__put_u64(b, pm->start_time);
+	return encode_symbols(pm->syms, pm->count, false, b);
 }
 
 /* format.md 4.6 */
@@ -218,13 +329,22 @@ int cap_record_encode(const struct cap_record *rec, struct cap_buf *b)
 		err = encode_procs(&rec->procs, b);
 		break;
 	case CAP_CHUNK_INTERVAL:
-		err = encode_interval(&rec->interval, b);
+		err = encode_interval(&rec->interval, false, b);
+		break;
+	case CAP_CHUNK_EVENTS:
+		err = encode_interval(&rec->interval, true, b);
 		break;
 	case CAP_CHUNK_LOSSES:
 		err = encode_losses(&rec->losses, b);
 		break;
 	case CAP_CHUNK_END:
 		err = encode_end(&rec->end, b);
+		break;
+	case CAP_CHUNK_OBJECTS:
+		err = encode_objects(&rec->objects, b);
+		break;
+	case CAP_CHUNK_PERFMAP:
+		err = encode_perfmap(&rec->perfmap, b);
 		break;
 	default:
 		return -EINVAL;

@@ -29,6 +29,7 @@ const char *cap_loss_name(unsigned int kind)
 		[CAP_LOSS_USTACK_TRUNCATED] = "user stacks truncated at the depth limit",
 		[CAP_LOSS_NOTIFY_DROPPED] = "new-process notifications dropped",
 		[CAP_LOSS_MAPS_UNREAD] = "events of processes exited before their maps were read",
+		[CAP_LOSS_EVENTS_DROPPED] = "events dropped (ring buffer full)",
 	};
 
 	if (kind < CAP_LOSS__COUNT && names[kind])

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 
 #include "rec.h"
 
@@ -115,4 +116,77 @@ void rec_ksyms_free(struct cap_ksyms *k)
 	}
 	free(k->syms);
 	memset(k, 0, sizeof(*k));
+}
+
+/* ---- recsym: change detection ------------------------------------------------------------ */
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/*
+ * What kallsyms depends on, cheaply (once per interval): the name and load address of each
+ * module (not the reference counts, which change all the time) and the ids of the loaded BPF
+ * programs (each has a bpf_prog_<tag>_<name> [bpf] symbol). Returns a hash.
+ */
+uint64_t rec_kallsyms_signature(void)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char line[1024];
+	__u32 id = 0;
+	FILE *f = fopen("/proc/modules", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *addr = strrchr(line, ' ');
+
+		h = fnv1a(h, line, strcspn(line, " "));
+		if (addr)
+			h = fnv1a(h, addr, strcspn(addr, "\n"));
+	}
+	if (f)
+		fclose(f);
+	while (!bpf_prog_get_next_id(id, &id))
+		h = fnv1a(h, (const char *)&id, sizeof(id));
+	return h;
+}
+
+void rec_kwatch__taken(struct rec_kwatch *kw, uint64_t sig, const struct cap_ksyms *k)
+{
+	kw->sig = sig;
+	kw->text_lo = kw->text_hi = 0;
+	/* The kernel image's own text (module NULL): its symbols stay as they are for the run. */
+	for (uint32_t i = 0; i < k->count; i++) {
+		if (k->syms[i].module || !k->syms[i].addr)
+			continue;
+		if (!kw->text_lo || k->syms[i].addr < kw->text_lo)
+			kw->text_lo = k->syms[i].addr;
+		if (k->syms[i].addr >= kw->text_hi)
+			kw->text_hi = k->syms[i].addr + 1;
+	}
+}
+
+/*
+ * Only frames outside the kernel image (modules, BPF programs) can need a newer snapshot: a
+ * machine where BPF programs come and go every second (other tracers) would otherwise get a
+ * full kallsyms copy per interval, about 1 MiB each.
+ */
+bool rec_kwatch__needed(struct rec_kwatch *kw, const struct cap_interval *iv, uint64_t *sig)
+{
+	bool outside = false;
+
+	for (uint32_t i = 0; i < iv->nkstacks && !outside; i++)
+		for (uint32_t j = 0; j < iv->kstacks[i].nips && !outside; j++) {
+			uint64_t ip = iv->kstacks[i].ips[j];
+
+			outside = ip < kw->text_lo || ip >= kw->text_hi;
+		}
+	if (!outside)
+		return false;
+	*sig = rec_kallsyms_signature();
+	return *sig != kw->sig;
 }

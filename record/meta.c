@@ -116,6 +116,20 @@ static void put_host(struct kv_list *l)
 	put(l, "kptr_restrict", "%s", buf);
 }
 
+/* offcpu helper: the sampling event, and what a row's count means (off-CPU: microseconds). */
+static void put_mode_keys(struct kv_list *l, const struct rec_opts *o, int nspecs)
+{
+	const struct rec_event *e = rec_event_find(o->event);
+
+	if (!nspecs && !o->offcpu && e)
+		put(l, "event", "%s", e->name);
+	put(l, "weight", "%s", o->offcpu ? "us" : "count");
+	if (o->offcpu) {
+		put(l, "min_block_us", "%llu", (unsigned long long)o->min_block_us);
+		put(l, "max_block_us", "%llu", (unsigned long long)o->max_block_us);
+	}
+}
+
 static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs, uint32_t depth,
 			const char *pids)
 {
@@ -124,9 +138,13 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	if (!argv || !tids)
 		l->err = -ENOMEM;
 	put(l, "argv", "%s", argv ? argv : "");
-	put(l, "mode", "%s", nspecs ? "count" : "profile");
-	put(l, "freq_hz", "%u", nspecs ? 0 : o->freq_hz);
-	put(l, "period", "%llu", nspecs ? 0ull : (unsigned long long)o->period);
+	put(l, "mode", "%s",
+	    o->snoop ? "snoop" : nspecs ? "count" : o->offcpu ? "offcpu" : "profile");
+	if (o->snoop)	/* snoop */
+		put(l, "ringbuf_mb", "%u", o->ringbuf_mb);
+	put(l, "freq_hz", "%u", nspecs || o->offcpu ? 0 : o->freq_hz);
+	put(l, "period", "%llu", nspecs || o->offcpu ? 0ull : (unsigned long long)o->period);
+	put_mode_keys(l, o, nspecs);
 	put(l, "interval_s", "%u", o->interval_s);
 	put(l, "duration_s", "%u", o->duration_s);
 	put(l, "pid_filter", "%s", pids);
@@ -140,6 +158,7 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	put(l, "perf_event_max_stack", "%u", depth);
 	put(l, "stack_storage_size", "%u", o->stack_storage_size);
 	put(l, "hash_storage_size", "%u", o->hash_storage_size);
+	put(l, "objects", "%s", rec_objects_mode(o));	/* recsym: what OBJECTS records embed */
 	free(argv);
 	free(tids);
 }
@@ -153,6 +172,21 @@ static int put_probes(struct cap_meta *m, const struct rec_opts *o, const struct
 	if (!m->probes)
 		return -ENOMEM;
 	m->nprobes = count;
+	if (!n && o->offcpu) {	/* offcpu helper: one raw tracepoint */
+		m->probes[0].kind = CAP_PROBE_TRACEPOINT;
+		m->probes[0].nattached = 1;
+		m->probes[0].spec = strdup("offcpu:sched_switch");
+		return m->probes[0].spec ? 0 : -ENOMEM;
+	}
+	if (!n && o->event && strcmp(o->event, "cpu-clock")) {	/* -e: "EVENT:period:N" */
+		m->probes[0].kind = CAP_PROBE_SAMPLE;
+		m->probes[0].nattached = nperf;
+		if (o->period)
+			return asprintf(&m->probes[0].spec, "%s:period:%llu", o->event,
+					(unsigned long long)o->period) < 0 ? -ENOMEM : 0;
+		return asprintf(&m->probes[0].spec, "%s:hz:%u", o->event, o->freq_hz) < 0 ?
+			-ENOMEM : 0;
+	}
 	if (!n) {
 		m->probes[0].kind = CAP_PROBE_SAMPLE;
 		m->probes[0].nattached = nperf;
@@ -170,6 +204,21 @@ static int put_probes(struct cap_meta *m, const struct rec_opts *o, const struct
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Kernel functions: how they were probed and how many matches could not be (docs/stkrec.8). */
+static void put_kfunc_keys(struct kv_list *l, const struct rec_spec *specs, int nspecs)
+{
+	char key[64];
+
+	for (int i = 0; i < nspecs; i++) {
+		if (specs[i].kind != CAP_PROBE_KFUNC)
+			continue;
+		snprintf(key, sizeof(key), "probe.%u.mechanism", specs[i].id);
+		put(l, key, "%s", rec_kfunc_mode_name(specs[i].mechanism));
+		snprintf(key, sizeof(key), "probe.%u.skipped", specs[i].id);
+		put(l, key, "%u", specs[i].nskipped);
+	}
 }
 
 int rec_meta_build(const struct rec_opts *o, const struct rec_spec *specs, int nspecs,
@@ -191,6 +240,7 @@ int rec_meta_build(const struct rec_opts *o, const struct rec_spec *specs, int n
 	put(&l, "clock.mono_ns", "%llu", (unsigned long long)mono);
 	put(&l, "clock.real_ns", "%llu", (unsigned long long)real);
 	put(&l, "start.mono_ns", "%llu", (unsigned long long)mono_ns);
+	put_kfunc_keys(&l, specs, nspecs);
 	if (!l.err)
 		l.err = put_probes(m, o, specs, nspecs, nperf);
 	if (l.err)

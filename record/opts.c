@@ -216,6 +216,7 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 			return usage_err("invalid frequency '%s' (1 to 100000 Hz)", arg);
 		o->freq_hz = v;
 		o->period = 0;
+		o->freq_set = true;
 		return 0;
 	case 'c':
 		if (rec_parse_u64(arg, 1, UINT64_MAX >> 1, &v))
@@ -244,6 +245,13 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case 'e':
 		if (!*arg)
 			return usage_err("empty event name%s", "");
+		if (!rec_event_find(arg)) {
+			char names[256], msg[512];
+
+			rec_event_names(names, sizeof(names));
+			snprintf(msg, sizeof(msg), "unknown event '%.64s' (events: %s)", arg, names);
+			return usage_err("%s", msg);
+		}
 		o->event = arg;
 		return 0;
 	case OPT_SNOOP:
@@ -378,6 +386,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->command && o->npids)
 		return usage_err("-p and -- COMMAND exclude each other%s", "");
+	rec_event_defaults(o);	/* -e page-faults etc.: period 1 without -F/-c (events.c) */
 	return check_modes(o);
 }
 

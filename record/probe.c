@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "rec.h"
@@ -26,8 +27,12 @@ struct rec_probe {
 	struct ring_buffer *rb;
 	int (*notify_fn)(void *ctx, void *data, size_t len);
 	void *notify_ctx;
+	int (*event_fn)(void *ctx, void *data, size_t len);	/* --snoop (snoop.c) */
+	void *event_ctx;
 	struct rec_maps maps;
 	enum rec_kfunc_mode kfunc_mode;
+	int *fentry_fds;	/* fentry: one program copy and one link per function */
+	uint32_t nfentry;
 };
 
 static int add_link(struct rec_probe *p, struct bpf_link *link)
@@ -80,6 +85,19 @@ static void choose_programs(struct rec_probe *p, const struct rec_spec *specs, i
 	bpf_program__set_autoload(s->progs.on_kprobe, kfunc && p->kfunc_mode == REC_KFUNC_KPROBE);
 	bpf_program__set_autoload(s->progs.on_kprobe_multi,
 				  kfunc && p->kfunc_mode == REC_KFUNC_KPROBE_MULTI);
+	bpf_program__set_autoload(s->progs.on_fentry, kfunc && p->kfunc_mode == REC_KFUNC_FENTRY);
+}
+
+/* fentry is verified against one function: the first kernel-function target (others: copies). */
+static int set_fentry_target(struct rec_probe *p, const struct rec_spec *specs, int n)
+{
+	if (p->kfunc_mode != REC_KFUNC_FENTRY)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (specs[i].kind == CAP_PROBE_KFUNC && specs[i].ntargets)
+			return bpf_program__set_attach_target(p->skel->progs.on_fentry, 0,
+							      specs[i].targets[0].name);
+	return 0;
 }
 
 static int size_maps(struct rec_probe *p, const struct rec_opts *o)
@@ -110,6 +128,25 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_kstacks = !o->user_only;
 	ro->cfg_ustacks = !o->kernel_only;
 	ro->cfg_skip_idle = nspecs == 0 && !o->include_idle;
+	ro->cfg_snoop = o->snoop;
+}
+
+/*
+ * --offcpu (offcpu helper): on_sched_switch instead of the perf-event sampler; the block bounds
+ * as knobs. Its stack ids all go to stacks0 (bpf/stkrec.bpf.c, offcpu_switch_out), so stacks1
+ * shrinks to one entry. Without --offcpu its program stays unloaded and its map minimal.
+ */
+static int offcpu_prepare(struct rec_probe *p, const struct rec_opts *o)
+{
+	struct stkrec_bpf *s = p->skel;
+
+	bpf_program__set_autoload(s->progs.on_sched_switch, o->offcpu);
+	if (!o->offcpu)
+		return bpf_map__set_max_entries(s->maps.offcpu_start, 1);
+	bpf_program__set_autoload(s->progs.on_sample, false);
+	s->rodata->cfg_min_block_us = o->min_block_us;
+	s->rodata->cfg_max_block_us = o->max_block_us;
+	return bpf_map__set_max_entries(s->maps.stacks1, 1);
 }
 
 static int fill_filter(int fd, const uint32_t *ids, uint32_t n)
@@ -225,22 +262,107 @@ out:
 	return err;
 }
 
+/*
+ * One kprobe per function. A function the kernel refuses (blacklisted, a notrace alias) is
+ * skipped and counted, not fatal: the spec fails only when nothing attached.
+ */
 static int attach_kprobes(struct rec_probe *p, struct rec_spec *s)
 {
 	LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = s->id);
+	int err = 0;
 
 	if (p->kfunc_mode == REC_KFUNC_KPROBE_MULTI)
 		return attach_kprobe_multi(p, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {
-		int err = add_link(p, bpf_program__attach_kprobe_opts(p->skel->progs.on_kprobe,
-								      s->targets[i].name, &opts));
-
+		err = add_link(p, bpf_program__attach_kprobe_opts(p->skel->progs.on_kprobe,
+								  s->targets[i].name, &opts));
 		if (err)
-			return rec_err(err, "cannot attach kprobe to %s for '%s': %s",
-				       s->targets[i].name, s->text, strerror(-err));
-		s->nattached++;
+			s->nskipped++;
+		else
+			s->nattached++;
 	}
+	if (!s->nattached)
+		return rec_err(err, "cannot attach kprobe to %s for '%s': %s",
+			       s->ntargets == 1 ? s->targets[0].name : "any function", s->text,
+			       strerror(-err));
 	return 0;
+}
+
+static int push_fentry_fd(struct rec_probe *p, int fd)
+{
+	int *v = realloc(p->fentry_fds, (p->nfentry + 1) * sizeof(*v));
+
+	if (!v) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->fentry_fds = v;
+	p->fentry_fds[p->nfentry++] = fd;
+	return 0;
+}
+
+/*
+ * An fentry program is verified against one function (attach_btf_id at load). The skeleton
+ * loaded on_fentry for the first target; every function gets its own copy of the loaded
+ * instructions (map fds already embedded) and a link carrying the probe id as cookie.
+ */
+static int attach_one_fentry(struct rec_probe *p, const struct btf *vmlinux, const char *func,
+			     uint32_t cookie)
+{
+	const struct bpf_program *prog = p->skel->progs.on_fentry;
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_FENTRY);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .tracing.cookie = cookie);
+	int id = btf__find_by_name_kind(vmlinux, func, BTF_KIND_FUNC), fd, link, err;
+
+	if (id < 0)
+		return id;
+	popts.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "on_fentry", "GPL", bpf_program__insns(prog),
+			   bpf_program__insn_cnt(prog), &popts);
+	if (fd < 0)
+		return fd;
+	err = push_fentry_fd(p, fd);
+	if (err)
+		return err;
+	link = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, &lopts);
+	if (link < 0)
+		return link;
+	return push_fentry_fd(p, link);
+}
+
+static int attach_fentries(struct rec_probe *p, struct rec_spec *s)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int err = -errno;
+
+	if (!vmlinux)
+		return rec_err(err, "cannot read the kernel's BTF: %s", strerror(-err));
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		err = attach_one_fentry(p, vmlinux, s->targets[i].name, s->id);
+		if (err == -ENOMEM)
+			break;
+		if (err)
+			s->nskipped++;
+		else
+			s->nattached++;
+	}
+	btf__free(vmlinux);
+	if (!s->nattached)
+		return rec_err(err, "cannot attach fentry to %s for '%s': %s",
+			       s->ntargets == 1 ? s->targets[0].name : "any function", s->text,
+			       strerror(-err));
+	return 0;
+}
+
+static int attach_kfuncs(struct rec_probe *p, struct rec_spec *s)
+{
+	int err = p->kfunc_mode == REC_KFUNC_FENTRY ? attach_fentries(p, s) : attach_kprobes(p, s);
+
+	if (!err && s->nskipped)
+		fprintf(stderr, "stkrec: note: '%s': skipped %u kernel functions that cannot be "
+				"probed with %s (notrace, blacklisted or refused)\n",
+			s->text, s->nskipped, rec_kfunc_mode_name(p->kfunc_mode));
+	return err;
 }
 
 static int attach_spec(struct rec_probe *p, struct rec_spec *s, const struct rec_opts *o)
@@ -256,17 +378,17 @@ static int attach_spec(struct rec_probe *p, struct rec_spec *s, const struct rec
 	case CAP_PROBE_USDT:
 		return attach_usdts(p, s, pid);
 	case CAP_PROBE_KFUNC:
-		return attach_kprobes(p, s);
+		return attach_kfuncs(p, s);
 	}
 	return -EINVAL;
 }
 
-static int open_perf_event(const struct rec_opts *o, int cpu)
+static int open_perf_event(const struct rec_opts *o, const struct rec_event *e, int cpu)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.type = e->type,	/* -e (events.c); cpu-clock by default */
+		.config = e->config,
 	};
 
 	if (o->period) {
@@ -282,8 +404,11 @@ static int open_perf_event(const struct rec_opts *o, int cpu)
 static int attach_sampling(struct rec_probe *p, const struct rec_opts *o)
 {
 	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = 0);
+	const struct rec_event *e = rec_event_find(o->event);	/* checked by opts.c */
 	int ncpus = libbpf_num_possible_cpus();
 
+	if (!e)
+		return rec_err(-EINVAL, "unknown event '%s'", o->event);
 	if (ncpus < 0)
 		return rec_err(ncpus, "cannot count CPUs: %s", strerror(-ncpus));
 	if (o->cpu >= ncpus)
@@ -296,9 +421,13 @@ static int attach_sampling(struct rec_probe *p, const struct rec_opts *o)
 
 		if (o->cpu >= 0 && cpu != o->cpu)
 			continue;
-		fd = open_perf_event(o, cpu);
+		fd = open_perf_event(o, e, cpu);
 		if (fd < 0 && errno == ENODEV)
 			continue;	/* an offline CPU */
+		/* A VM without a virtual PMU (or a PMU without this counter): ENOENT/EOPNOTSUPP. */
+		if (fd < 0 && rec_event_is_hardware(e) && (errno == ENOENT || errno == EOPNOTSUPP))
+			return rec_err(-errno, "cannot sample '%s': this machine has no hardware PMU "
+				       "event for it (perf_event_open: %s)", e->name, strerror(errno));
 		if (fd < 0)
 			return rec_err(-errno, "cannot open a perf event on cpu %d: %s", cpu,
 				       strerror(errno));
@@ -314,6 +443,16 @@ static int attach_sampling(struct rec_probe *p, const struct rec_opts *o)
 	return 0;
 }
 
+static int attach_offcpu(struct rec_probe *p)
+{
+	int err = add_link(p, bpf_program__attach(p->skel->progs.on_sched_switch));
+
+	if (err)
+		return rec_err(err, "cannot attach to the sched_switch raw tracepoint: %s",
+			       strerror(-err));
+	return 0;
+}
+
 static int attach_all(struct rec_probe *p, const struct rec_opts *o, struct rec_spec *specs,
 		      int n)
 {
@@ -324,6 +463,8 @@ static int attach_all(struct rec_probe *p, const struct rec_opts *o, struct rec_
 	if (err)
 		return rec_err(err, "cannot attach to sched:sched_process_exec/exit: %s",
 			       strerror(-err));
+	if (o->offcpu)	/* offcpu helper */
+		return attach_offcpu(p);
 	if (!n)
 		return attach_sampling(p, o);
 	for (int i = 0; i < n && !err; i++)
@@ -338,6 +479,13 @@ static int on_notify(void *ctx, void *data, size_t len)
 	return p->notify_fn ? p->notify_fn(p->notify_ctx, data, len) : 0;
 }
 
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct rec_probe *p = ctx;
+
+	return p->event_fn ? p->event_fn(p->event_ctx, data, len) : 0;
+}
+
 static void fill_maps(struct rec_probe *p)
 {
 	struct stkrec_bpf *s = p->skel;
@@ -347,6 +495,7 @@ static void fill_maps(struct rec_probe *p)
 	p->maps.stacks_fd[0] = bpf_map__fd(s->maps.stacks0);
 	p->maps.stacks_fd[1] = bpf_map__fd(s->maps.stacks1);
 	p->maps.stats_fd = bpf_map__fd(s->maps.stats);
+	p->maps.snoop_drops_fd = bpf_map__fd(s->maps.snoop_drops);
 	p->maps.gen = &s->bss->gen;
 }
 
@@ -376,7 +525,16 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 	}
 	set_knobs(p, o, n, child_pid);
 	choose_programs(p, specs, n);
+	err = set_fentry_target(p, specs, n);
+	if (err) {
+		rec_err(err, "cannot set the fentry target: %s", strerror(-err));
+		goto fail;
+	}
 	err = size_maps(p, o);
+	if (!err)
+		err = offcpu_prepare(p, o);	/* offcpu helper */
+	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
+		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
 	if (err) {
 		rec_err(err, "cannot size the BPF maps: %s", strerror(-err));
 		goto fail;
@@ -388,6 +546,11 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		goto fail;
 	}
 	fill_maps(p);
+	if (o->offcpu) {
+		/* Both generations' counts refer to stacks0, which the drain keeps (offcpu_prepare). */
+		p->maps.stacks_fd[1] = p->maps.stacks_fd[0];
+		p->maps.keep_stacks = true;
+	}
 	err = fill_filters(p, o, child_pid);
 	if (err) {
 		rec_err(err, "cannot fill the pid filter: %s", strerror(-err));
@@ -396,6 +559,11 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.notify), on_notify, p, NULL);
 	if (!p->rb) {
 		err = rec_err(-errno, "cannot open the BPF ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	/* snoop: the events ring is polled with the notify ring, in one epoll set */
+	if (o->snoop && ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.events), on_event, p)) {
+		err = rec_err(-errno, "cannot open the BPF events ring buffer: %s", strerror(errno));
 		goto fail;
 	}
 	err = attach_all(p, o, specs, n);
@@ -420,11 +588,31 @@ void rec_probe__set_notify_handler(struct rec_probe *p, int (*fn)(void *, void *
 	p->notify_ctx = ctx;
 }
 
+void rec_probe__set_event_handler(struct rec_probe *p, int (*fn)(void *, void *, size_t),
+				  void *ctx)
+{
+	p->event_fn = fn;
+	p->event_ctx = ctx;
+}
+
+int rec_probe__consume(struct rec_probe *p)
+{
+	int n = ring_buffer__consume(p->rb);
+
+	return n == -EINTR ? 0 : n;
+}
+
 int rec_probe__poll(struct rec_probe *p, int timeout_ms)
 {
 	int n = ring_buffer__poll(p->rb, timeout_ms);
 
 	return n == -EINTR ? 0 : n;
+}
+
+/* recsym: for the reader thread (reader.c), which waits on it and then polls without blocking. */
+int rec_probe__notify_fd(const struct rec_probe *p)
+{
+	return ring_buffer__epoll_fd(p->rb);
 }
 
 uint32_t rec_probe__nperf(const struct rec_probe *p)
@@ -440,6 +628,9 @@ void rec_probe__close(struct rec_probe *p)
 		bpf_link__destroy(p->links[i]);
 	for (uint32_t i = 0; i < p->nperf; i++)
 		close(p->perf_fds[i]);
+	for (uint32_t i = p->nfentry; i > 0; i--)	/* links before their programs */
+		close(p->fentry_fds[i - 1]);
+	free(p->fentry_fds);
 	ring_buffer__free(p->rb);
 	stkrec_bpf__destroy(p->skel);
 	free(p->links);

@@ -20,24 +20,30 @@
 
 #include "rec.h"
 
+/* An executable mapping reduced to what finding the objects hit by a stack needs. */
+struct range {
+	uint64_t start, end;
+	struct rec_object *obj;	/* NULL: no object (anonymous, unreadable) */
+};
+
 struct proc_entry {
 	uint32_t pid;
 	bool pending;		/* read since the last PROCS record */
+	bool other_ns;		/* in another mount namespace than stkrec */
 	struct cap_process rec;
-};
-
-struct build_id {
-	uint64_t dev, inode;
-	uint32_t len;		/* 0: unreadable or none */
-	uint8_t id[CAP_BUILD_ID_MAX];
+	struct range *ranges;	/* sorted by start; kept after the record is written */
+	uint32_t nranges;
 };
 
 struct rec_procs {
 	void *procs;		/* tsearch tree of struct proc_entry, by pid */
-	void *build_ids;	/* tsearch tree of struct build_id, by (dev, inode) */
+	struct rec_objects *objects;
 	struct proc_entry **pending;
 	uint32_t npending, cap;
 	struct cap_process *out;
+	struct rec_object **hits;
+	uint32_t nhits, hits_cap;
+	char mnt_ns[64];	/* readlink of /proc/self/ns/mnt */
 	long clk_tck;
 };
 
@@ -48,13 +54,18 @@ static int cmp_proc(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_build_id(const void *a, const void *b)
+/* "mnt:[4026531841]" of pid (0: stkrec itself); "" when unreadable. */
+static void read_mnt_ns(uint32_t pid, char *buf, size_t sz)
 {
-	const struct build_id *x = a, *y = b;
+	char path[64];
+	ssize_t n;
 
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->inode < y->inode ? -1 : x->inode > y->inode;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/mnt");
+	n = readlink(path, buf, sz - 1);
+	buf[n > 0 ? n : 0] = 0;
 }
 
 struct rec_procs *rec_procs__new(void)
@@ -66,7 +77,12 @@ struct rec_procs *rec_procs__new(void)
 	ps->clk_tck = sysconf(_SC_CLK_TCK);
 	if (ps->clk_tck <= 0)
 		ps->clk_tck = 100;
-	elf_version(EV_CURRENT);
+	ps->objects = rec_objects__new();
+	if (!ps->objects) {
+		free(ps);
+		return NULL;
+	}
+	read_mnt_ns(0, ps->mnt_ns, sizeof(ps->mnt_ns));
 	return ps;
 }
 
@@ -83,9 +99,12 @@ static void clear_process(struct cap_process *p)
 	p->exe = NULL;
 }
 
-static void free_entry(void *e)
+static void free_entry(void *p)
 {
-	clear_process(&((struct proc_entry *)e)->rec);
+	struct proc_entry *e = p;
+
+	clear_process(&e->rec);
+	free(e->ranges);
 	free(e);
 }
 
@@ -94,8 +113,9 @@ void rec_procs__free(struct rec_procs *ps)
 	if (!ps)
 		return;
 	tdestroy(ps->procs, free_entry);
-	tdestroy(ps->build_ids, free);
+	rec_objects__free(ps->objects);
 	free(ps->pending);
+	free(ps->hits);
 	free(ps->out);
 	free(ps);
 }
@@ -175,85 +195,6 @@ int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t ps
 	return 1;
 }
 
-/* ---- build-ids ---------------------------------------------------------------------------- */
-
-static int open_checked(const char *path, uint64_t dev, uint64_t inode)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || st.st_dev != dev || st.st_ino != inode) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static void read_build_id(int fd, struct build_id *b)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const void *id;
-	ssize_t n;
-
-	if (!e)
-		return;
-	n = dwelf_elf_gnu_build_id(e, &id);
-	if (n > 0 && n <= (ssize_t)CAP_BUILD_ID_MAX) {
-		memcpy(b->id, id, n);
-		b->len = n;
-	}
-	elf_end(e);
-}
-
-static const struct build_id *lookup_build_id(struct rec_procs *ps, uint32_t pid,
-					      const struct cap_mapping *m)
-{
-	struct build_id key = { .dev = m->dev, .inode = m->inode }, *b, **found;
-	char path[PATH_MAX + 64];
-	int fd;
-
-	found = tfind(&key, &ps->build_ids, cmp_build_id);
-	if (found)
-		return *found;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return NULL;
-	*b = key;
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
-	fd = open_checked(path, m->dev, m->inode);
-	if (fd < 0 && m->kind == CAP_MAP_FILE) {
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-		fd = open_checked(path, m->dev, m->inode);
-	}
-	if (fd >= 0) {
-		read_build_id(fd, b);
-		close(fd);
-	}
-	/* Cached also when unreadable: the same (dev, inode) will not become readable. */
-	if (!tsearch(b, &ps->build_ids, cmp_build_id)) {
-		free(b);
-		return NULL;
-	}
-	return b;
-}
-
-static void add_build_id(struct rec_procs *ps, uint32_t pid, struct cap_mapping *m)
-{
-	const struct build_id *b = NULL;
-
-	if (m->kind == CAP_MAP_FILE || m->kind == CAP_MAP_MEMFD)
-		b = lookup_build_id(ps, pid, m);
-	if (b && b->len) {
-		memcpy(m->build_id, b->id, b->len);
-		m->build_id_len = b->len;
-	} else {
-		m->flags |= CAP_MAP_F_NO_BUILD_ID;
-	}
-}
-
 /* ---- reading a process ------------------------------------------------------------------- */
 
 static int read_stat(struct rec_procs *ps, uint32_t pid, char *comm, size_t csz, uint64_t *start,
@@ -305,11 +246,39 @@ static int push_mapping(struct cap_process *p, const struct cap_mapping *m, cons
 	return 0;
 }
 
-static int read_maps(struct rec_procs *ps, uint32_t pid, struct cap_process *p)
+/* What reading /proc/PID yields: the record and the object of each executable mapping. */
+struct proc_read {
+	struct cap_process p;
+	struct range *ranges;
+	uint32_t nranges;
+	bool other_ns;
+};
+
+static void clear_read(struct proc_read *r)
+{
+	clear_process(&r->p);
+	free(r->ranges);
+	r->ranges = NULL;
+	r->nranges = 0;
+}
+
+static int push_range(struct proc_read *r, const struct cap_mapping *m, struct rec_object *obj)
+{
+	struct range *v = realloc(r->ranges, (r->nranges + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	r->ranges = v;
+	v[r->nranges++] = (struct range){ m->start, m->end, obj };
+	return 0;
+}
+
+static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 {
 	char path[64], line[PATH_MAX + 256], file[PATH_MAX];
+	struct rec_object *obj;
 	struct cap_mapping m;
-	int err = 0, r;
+	int err = 0, rc;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
@@ -317,21 +286,25 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct cap_process *p)
 	if (!f)
 		return -errno;
 	while (!err && fgets(line, sizeof(line), f)) {
-		r = rec_maps_line(line, &m, file, sizeof(file));
-		if (r <= 0)
+		rc = rec_maps_line(line, &m, file, sizeof(file));
+		if (rc <= 0)
 			continue;
 		m.path = file;
-		add_build_id(ps, pid, &m);
-		err = push_mapping(p, &m, file);
+		/* Opens the file now and holds it: the process may exit, the file go away. */
+		obj = rec_objects__get(ps->objects, pid, &m, r->other_ns);
+		err = push_mapping(&r->p, &m, file);
+		if (!err)
+			err = push_range(r, &m, obj);
 	}
 	fclose(f);
 	return err;
 }
 
-/* Fill p from /proc; -ENOENT (or -ESRCH) when the process is gone. */
-static int read_process(struct rec_procs *ps, uint32_t pid, struct cap_process *p)
+/* Fill r from /proc; -ENOENT (or -ESRCH) when the process is gone. */
+static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 {
-	char comm[CAP_COMM_LEN], state;
+	struct cap_process *p = &r->p;
+	char comm[CAP_COMM_LEN], state, ns[64];
 	int err = read_stat(ps, pid, comm, sizeof(comm), &p->start_time, &state);
 
 	if (err)
@@ -343,7 +316,9 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct cap_process *
 		return -ENOMEM;
 	if (state == 'Z' || state == 'X')
 		return -ESRCH;	/* a zombie: its mappings are gone already */
-	return read_maps(ps, pid, p);
+	read_mnt_ns(pid, ns, sizeof(ns));
+	r->other_ns = *ns && *ps->mnt_ns && strcmp(ns, ps->mnt_ns);
+	return read_maps(ps, pid, r);
 }
 
 static struct proc_entry *find_entry(struct rec_procs *ps, uint32_t pid)
@@ -388,17 +363,21 @@ static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
 	return 0;
 }
 
-static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct cap_process *p)
+static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r)
 {
 	clear_process(&e->rec);
-	e->rec = *p;
+	free(e->ranges);
+	e->rec = r->p;
+	e->ranges = r->ranges;
+	e->nranges = r->nranges;
+	e->other_ns = r->other_ns;
 	return mark_pending(ps, e);
 }
 
 int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force)
 {
 	struct proc_entry *e = find_entry(ps, pid);
-	struct cap_process p = { 0 };
+	struct proc_read r = { 0 };
 	char comm[CAP_COMM_LEN], state;
 	uint64_t start;
 	int err;
@@ -410,23 +389,24 @@ int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force)
 		if (read_stat(ps, pid, comm, sizeof(comm), &start, &state) || start == e->rec.start_time)
 			return 0;
 	}
-	err = read_process(ps, pid, &p);
+	err = read_process(ps, pid, &r);
 	if (err) {
-		clear_process(&p);
+		clear_read(&r);
 		return err;
 	}
 	e = e ? e : get_entry(ps, pid);
 	if (!e) {
-		clear_process(&p);
+		clear_read(&r);
 		return -ENOMEM;
 	}
-	return replace_record(ps, e, &p);
+	return replace_record(ps, e, &r);
 }
 
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)
 {
 	struct proc_entry *e = find_entry(ps, pid);
-	struct cap_process p = { 0 };
+	struct proc_read r = { 0 };
+	struct cap_process *p = &r.p;
 
 	if (!pid)
 		return true;
@@ -438,11 +418,11 @@ bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)
 	e = get_entry(ps, pid);
 	if (!e)
 		return false;
-	p.pid = pid;
-	p.flags = CAP_PROC_F_NO_MAPS;
-	p.comm = strndup(comm, CAP_COMM_LEN - 1);
-	p.exe = strdup("");
-	replace_record(ps, e, &p);
+	p->pid = pid;
+	p->flags = CAP_PROC_F_NO_MAPS;
+	p->comm = strndup(comm, CAP_COMM_LEN - 1);
+	p->exe = strdup("");
+	replace_record(ps, e, &r);
 	return false;
 }
 
@@ -469,4 +449,78 @@ void rec_procs__written(struct rec_procs *ps)
 		clear_process(&ps->pending[i]->rec);
 	}
 	ps->npending = 0;
+}
+
+/* ---- objects hit by stacks ---------------------------------------------------------------- */
+
+static struct rec_object *object_at(const struct proc_entry *e, uint64_t addr)
+{
+	uint32_t lo = 0, hi = e->nranges;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < e->ranges[mid].start)
+			hi = mid;
+		else if (addr >= e->ranges[mid].end)
+			lo = mid + 1;
+		else
+			return e->ranges[mid].obj;
+	}
+	return NULL;
+}
+
+static int push_hit(struct rec_procs *ps, struct rec_object *obj)
+{
+	if (!obj || !rec_object__queue(obj))
+		return 0;
+	if (ps->nhits == ps->hits_cap) {
+		uint32_t cap = ps->hits_cap ? ps->hits_cap * 2 : 64;
+		struct rec_object **v = realloc(ps->hits, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ps->hits = v;
+		ps->hits_cap = cap;
+	}
+	ps->hits[ps->nhits++] = obj;
+	return 0;
+}
+
+int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
+			   struct rec_object ***objs, uint32_t *n)
+{
+	int err = 0;
+
+	ps->nhits = 0;
+	for (uint32_t i = 0; i < iv->nrows && !err; i++) {
+		const struct cap_row *row = &iv->rows[i];
+		const struct proc_entry *e;
+		const struct cap_stack *s;
+
+		if (!row->ustack || row->ustack > iv->nustacks || !(e = find_entry(ps, row->pid)))
+			continue;
+		s = &iv->ustacks[row->ustack - 1];
+		for (uint32_t j = 0; j < s->nips && !err; j++)
+			err = push_hit(ps, object_at(e, s->ips[j]));
+	}
+	*objs = ps->hits;
+	*n = ps->nhits;
+	return err;
+}
+
+struct rec_objects *rec_procs__objects(struct rec_procs *ps)
+{
+	return ps->objects;
+}
+
+int rec_procs__info(struct rec_procs *ps, uint32_t pid, uint64_t *start_time, bool *other_ns)
+{
+	const struct proc_entry *e = find_entry(ps, pid);
+
+	if (!e || (e->rec.flags & CAP_PROC_F_NO_MAPS))
+		return -ENOENT;
+	*start_time = e->rec.start_time;
+	*other_ns = e->other_ns;
+	return 0;
 }

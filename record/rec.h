@@ -28,6 +28,7 @@ struct rec_opts {
 	bool regexp;
 	unsigned int freq_hz;	/* 0 when -c is used */
 	uint64_t period;	/* -c N, 0 when -F */
+	bool freq_set;		/* -F given (offcpu helper: -e page-faults defaults to -c 1 without) */
 	int cpu;		/* -C, -1 for all */
 	bool include_idle;
 	uint32_t stack_storage_size;
@@ -62,6 +63,23 @@ int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n);
 /* Parse a decimal number in [min, max]; -EINVAL otherwise. */
 int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* ---- sampling events of -e (events.c, offcpu helper) --------------------------------------- */
+
+struct rec_event {
+	const char *name;	/* perf's name: "cpu-clock", "page-faults", "cycles", ... */
+	uint32_t type;		/* perf_event_attr.type: PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE */
+	uint64_t config;	/* perf_event_attr.config */
+	bool every_event;	/* rare events: period 1 unless -F or -c is given */
+};
+
+/* The event called name (NULL: cpu-clock, the default); NULL when there is none. */
+const struct rec_event *rec_event_find(const char *name);
+/* "cpu-clock, task-clock, ..." into buf, for a usage error; -ENOSPC when it does not fit. */
+int rec_event_names(char *buf, size_t sz);
+bool rec_event_is_hardware(const struct rec_event *e);
+/* Without -F and -c, a rare event (page faults, switches, migrations) is sampled at period 1. */
+void rec_event_defaults(struct rec_opts *o);
+
 /* ---- messages ----------------------------------------------------------------------------- */
 
 /* Print `stkrec: MESSAGE` on stderr; returns err so callers can `return rec_err(-E, ...)`. */
@@ -87,6 +105,12 @@ struct rec_spec {
 	uint32_t ntargets;
 	struct rec_target *targets;
 	uint32_t nattached;	/* set by probe.c */
+	/*
+	 * Kernel functions: matches that cannot be probed (not traceable, kprobe blacklist, attach
+	 * error): counted, not fatal. mechanism: enum rec_kfunc_mode used for this spec.
+	 */
+	uint32_t nskipped;
+	uint32_t mechanism;
 };
 
 /* How bcc's stackcount splits a spec: type ('p', 't', 'u'), library, pattern. */
@@ -147,8 +171,21 @@ enum rec_kfunc_mode {
 	REC_KFUNC_FENTRY,
 };
 
-/* What this kernel offers for kernel functions; *fentry_err gets fentry's load error (or 0). */
+/*
+ * What this kernel offers for kernel functions; *fentry_err gets fentry's load error (or 0).
+ * STKREC_KFUNC=kprobe.multi|kprobe|fentry in the environment forces one (the VM test uses it to
+ * exercise each mechanism on one kernel).
+ */
 enum rec_kfunc_mode rec_kfunc_mode(const char *func, int *fentry_err);
+/* "kprobe.multi", "kprobe", "fentry" or "none": the meta key probe.N.mechanism. */
+const char *rec_kfunc_mode_name(enum rec_kfunc_mode mode);
+/*
+ * The targets of a kernel-function spec: the traceable functions (available_filter_functions)
+ * matching its pattern, an exact name also from kallsyms (aliases such as __x64_sys_*); matches
+ * that cannot be probed go to s->nskipped. More than o->max_kprobes is an error (-E2BIG), as is
+ * no match. Errors are printed.
+ */
+int rec_kfunc_resolve(struct rec_spec *s, const struct rec_opts *o);
 
 /* ---- BPF probes (probe.c: the only file that includes the skeleton) ------------------------ */
 
@@ -160,8 +197,10 @@ struct rec_maps {
 	int stacks_fd[2];
 	int stats_fd;
 	volatile uint32_t *gen;
+	bool keep_stacks;	/* --offcpu: ids outlive intervals, the drain keeps them (offcpu.c) */
 	uint32_t depth;		/* frames per stack-map value */
 	uint32_t stack_entries;
+	int snoop_drops_fd;	/* --snoop: per-CPU count of events the full ring buffer refused */
 };
 
 /* Open, size, load and attach. Errors are printed; returns NULL with errno set. */
@@ -173,9 +212,16 @@ int rec_probe__poll(struct rec_probe *p, int timeout_ms);
 void rec_probe__set_notify_handler(struct rec_probe *p, int (*fn)(void *ctx, void *data, size_t),
 				   void *ctx);
 void rec_probe__close(struct rec_probe *p);
+/* --snoop: handler of the events ring (struct stk_event), polled with the notify ring. */
+void rec_probe__set_event_handler(struct rec_probe *p, int (*fn)(void *ctx, void *data, size_t),
+				  void *ctx);
+/* Read every record already in the ring buffers, without waiting. Returns the count or -errno. */
+int rec_probe__consume(struct rec_probe *p);
 
 /* Number of CPUs sampled (probe nattached for sampling). */
 uint32_t rec_probe__nperf(const struct rec_probe *p);
+/* recsym: the notification ring buffer's epoll fd, readable when messages wait (reader.c). */
+int rec_probe__notify_fd(const struct rec_probe *p);
 
 /* ---- processes (procmaps.c) ---------------------------------------------------------------- */
 
@@ -197,6 +243,82 @@ bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm);
 void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out);
 void rec_procs__written(struct rec_procs *ps);
 
+/* recsym: objects and perf maps (objects.c, perfmap.c, procmaps.c) -------------------------- */
+
+/* Object files behind mappings, held open until written (objects.c). */
+struct rec_objects;
+struct rec_object;
+
+struct rec_objects *rec_objects__new(void);
+void rec_objects__free(struct rec_objects *os);
+/*
+ * The object of mapping m of pid, opened now through /proc/PID/map_files (or /proc/PID/root,
+ * dev/inode checked) and cached by (dev, inode). Sets m's build-id and CAP_MAP_F_NO_BUILD_ID,
+ * _PSEUDO_ID, _NS_PATH (other_ns: pid is in another mount namespace). NULL: no object.
+ */
+struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct cap_mapping *m,
+				    bool other_ns);
+/* Mark obj handed out for writing; false when it was already. */
+bool rec_object__queue(struct rec_object *obj);
+/*
+ * Write an OBJECTS record for each of objs not written yet (by build-id), as the options say
+ * (meta key `objects`), and close their descriptors. Returns 0 or a write error.
+ */
+int rec_objects__put(struct rec_objects *os, struct rec_object *const *objs, uint32_t n,
+		     const struct rec_opts *opts, struct cap_writer *w);
+/* "symtabs", "none" or "whole": the meta key `objects`. */
+const char *rec_objects_mode(const struct rec_opts *opts);
+
+/*
+ * The objects hit by the user stacks of iv's rows and not handed out before; *objs is lent until
+ * the next call. Returns 0 or -ENOMEM.
+ */
+int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
+			   struct rec_object ***objs, uint32_t *n);
+struct rec_objects *rec_procs__objects(struct rec_procs *ps);
+/* Start time and mount-namespace state of a process read before; -ENOENT if not. */
+int rec_procs__info(struct rec_procs *ps, uint32_t pid, uint64_t *start_time, bool *other_ns);
+
+/* JIT perf maps (/tmp/perf-PID.map) copied as they grow (perfmap.c). */
+struct rec_perfmaps;
+struct rec_perfmaps *rec_perfmaps__new(void);
+void rec_perfmaps__free(struct rec_perfmaps *pm);
+/*
+ * Look for the perf maps of iv's processes, read what every known map file gained since the
+ * last call and write one PERFMAP record per process with new entries.
+ */
+int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struct cap_interval *iv,
+		      struct cap_writer *w);
+/* Parse one perf map line "START SIZE name" (hex); 1 parsed, 0 to skip (malformed). */
+int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *name, size_t nsz);
+
+/* Kernel symbols change when modules or BPF programs come and go (kallsyms.c). */
+uint64_t rec_kallsyms_signature(void);
+
+/* When to write a new KSYMS snapshot (kallsyms.c). */
+struct rec_kwatch {
+	uint64_t sig;			/* rec_kallsyms_signature() read just before the last snapshot */
+	uint64_t text_lo, text_hi;	/* the kernel image's text in that snapshot */
+};
+/* A snapshot k was written; sig was read just before it. */
+void rec_kwatch__taken(struct rec_kwatch *kw, uint64_t sig, const struct cap_ksyms *k);
+/*
+ * Does iv need a newer snapshot: a kernel frame outside the kernel image (module, BPF program)
+ * and modules or BPF programs changed since the last one? Sets *sig when it returns true.
+ */
+bool rec_kwatch__needed(struct rec_kwatch *kw, const struct cap_interval *iv, uint64_t *sig);
+
+/* Notification reader thread (reader.c): reads processes as BPF reports them. */
+struct rec_reader;
+/* Start polling p's ring buffer in a thread; NULL with errno set (the caller then polls). */
+struct rec_reader *rec_reader__start(struct rec_probe *p);
+/* The lock every rec_procs call and notification handler runs under. Both take NULL. */
+void rec_reader__lock(struct rec_reader *rd);
+void rec_reader__unlock(struct rec_reader *rd);
+/* Handle every notification submitted before the call (takes the lock). */
+void rec_reader__sync(struct rec_reader *rd);
+void rec_reader__stop(struct rec_reader *rd);
+
 /* Parse one /proc/PID/maps line; returns 1 for an executable mapping, 0 to skip, -EINVAL. */
 int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t psz);
 /* Parse /proc/PID/stat: comm and starttime (clock ticks). */
@@ -207,6 +329,9 @@ int rec_stat_line(const char *line, char *comm, size_t csz, uint64_t *start_tick
 struct rec_drain_stats {
 	uint64_t losses[CAP_LOSS__COUNT];
 	uint64_t events;
+	/* --snoop: CAP_LOSS_EVENTS_DROPPED per CPU, lent by the rec_snoop until its next drain */
+	uint32_t ncpus;
+	uint64_t *cpu_dropped;
 };
 
 /*
@@ -257,6 +382,23 @@ int rec_child__go(struct rec_child *c);
 /* Handle ptrace stops (reading maps at the exit stop); true once the command has exited. */
 bool rec_child__poll(struct rec_child *c, struct rec_procs *procs);
 void rec_child__close(struct rec_child *c);
+
+/* ---- per-event mode, --snoop (snoop.c) ------------------------------------------------------ */
+
+struct rec_snoop;
+
+/* Event buffers for the maps of p. NULL with errno set. */
+struct rec_snoop *rec_snoop__new(struct rec_probe *p);
+void rec_snoop__free(struct rec_snoop *s);
+/*
+ * At an interval end, after rec_flip() returned g: read what is left in the ring buffer, move
+ * the events received since the last drain into iv (an EVENTS batch: rows sorted by time, stacks
+ * deduplicated), count ring-buffer drops per CPU into st, and clear generation g's stack map.
+ */
+int rec_snoop__drain(struct rec_snoop *s, unsigned int g, struct cap_interval *iv,
+		     struct rec_drain_stats *st);
+/* So many events wait that the batch should be written now (bounded chunk size and memory). */
+bool rec_snoop__full(const struct rec_snoop *s);
 
 /* ---- the run (run.c) ------------------------------------------------------------------------ */
 

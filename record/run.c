@@ -28,6 +28,10 @@ struct run {
 	struct rec_probe *probe;
 	struct rec_procs *procs;
 	struct rec_child *child;
+	struct rec_snoop *snoop;	/* --snoop: events batched per interval (snoop.c) */
+	struct rec_reader *reader;	/* recsym: notification thread; NULL: polled here */
+	struct rec_perfmaps *perfmaps;	/* recsym */
+	struct rec_kwatch kwatch;	/* recsym: when to write a new KSYMS */
 	struct cap_writer *w;
 	uint64_t stats_prev[STK_STAT__COUNT];
 	uint32_t seq;
@@ -73,11 +77,15 @@ static void print_banner(const struct run *r)
 		snprintf(who, sizeof(who), "TID %u%s", o->tids[0], o->ntids > 1 ? ",..." : "");
 	else
 		snprintf(who, sizeof(who), "all threads");
-	if (o->period)
+	if (o->offcpu)	/* bcc offcputime's wording (offcpu helper) */
+		fprintf(stderr, "Tracing off-CPU time (us) of %s by %s stack", who, stacks);
+	else if (o->period)
 		fprintf(stderr, "Sampling at %llu events of %s by %s stack",
 			(unsigned long long)o->period, who, stacks);
 	else
 		fprintf(stderr, "Sampling at %u Hertz of %s by %s stack", o->freq_hz, who, stacks);
+	if (!o->offcpu && o->event && strcmp(o->event, "cpu-clock"))
+		fprintf(stderr, " on %s", o->event);	/* -e (offcpu helper) */
 	if (o->cpu >= 0)
 		fprintf(stderr, " on CPU#%d", o->cpu);
 	if (o->duration_s)
@@ -144,6 +152,52 @@ static void ensure_processes(struct run *r, const struct cap_interval *iv, uint6
 	}
 }
 
+/*
+ * recsym: notifications. With the reader thread they are handled there (rec_reader__sync() to
+ * catch up); without it (--snoop shares the ring-buffer poll with its events) here.
+ */
+static void poll_notify(struct run *r, int timeout_ms)
+{
+	if (!r->reader)
+		rec_probe__poll(r->probe, timeout_ms);
+	else if (timeout_ms > 0)
+		usleep(timeout_ms * 1000);
+	else
+		rec_reader__sync(r->reader);
+}
+
+/*
+ * recsym: what symbolizing the interval's rows needs, before the rows (format.md: every record a
+ * row needs precedes it): OBJECTS of the objects its user stacks hit, new perf-map lines, and a
+ * new KSYMS snapshot when modules or BPF programs changed.
+ */
+static int put_symbols(struct run *r, const struct cap_interval *iv)
+{
+	struct rec_object **objs;
+	uint32_t n = 0;
+	uint64_t sig;
+	int err;
+
+	rec_reader__lock(r->reader);
+	err = rec_procs__hit_objects(r->procs, iv, &objs, &n);
+	if (!err)
+		err = rec_perfmaps__put(r->perfmaps, r->procs, iv, r->w);
+	rec_reader__unlock(r->reader);
+	/* objs stay valid: objects live as long as r->procs; only this thread writes them. */
+	if (!err)
+		err = rec_objects__put(rec_procs__objects(r->procs), objs, n, r->o, r->w);
+	if (!err && rec_kwatch__needed(&r->kwatch, iv, &sig)) {
+		struct cap_record ks = { .type = CAP_CHUNK_KSYMS };
+
+		if (!rec_kallsyms_read("/proc/kallsyms", &ks.ksyms)) {
+			rec_kwatch__taken(&r->kwatch, sig, &ks.ksyms);
+			err = cap_writer__put(r->w, &ks);
+		}
+		rec_ksyms_free(&ks.ksyms);
+	}
+	return err;
+}
+
 static int put_procs(struct run *r)
 {
 	struct cap_record rec = { .type = CAP_CHUNK_PROCS };
@@ -166,12 +220,15 @@ static int write_interval(struct run *r)
 	unsigned int g;
 	int err;
 
-	rec_probe__poll(r->probe, 0);
+	if (r->snoop)
+		iv.type = CAP_CHUNK_EVENTS;
+	poll_notify(r, 0);	/* recsym */
 	iv.interval.end_ns = rec_now_ns();
 	g = rec_flip(maps);
 	err = rec_read_stats(maps, r->stats_prev, delta, STK_STAT__COUNT);
 	if (!err)
-		err = rec_drain(maps, g, &iv.interval, &st);
+		err = r->snoop ? rec_snoop__drain(r->snoop, g, &iv.interval, &st) :
+				 rec_drain(maps, g, &iv.interval, &st);
 	if (err) {
 		rec_interval_free(&iv.interval);
 		return rec_err(err, "cannot read the BPF maps: %s", strerror(-err));
@@ -180,12 +237,18 @@ static int write_interval(struct run *r)
 	iv.interval.start_ns = r->iv_start;
 	r->iv_start = iv.interval.end_ns;
 	add_bpf_losses(delta, st.losses);
-	rec_probe__poll(r->probe, 0);	/* notifications of the rows just drained */
+	poll_notify(r, 0);	/* notifications of the rows just drained */
+	rec_reader__lock(r->reader);	/* recsym */
 	ensure_processes(r, &iv.interval, st.losses);
 	err = put_procs(r);
+	rec_reader__unlock(r->reader);
+	if (!err)
+		err = put_symbols(r, &iv.interval);	/* recsym */
 	if (!err)
 		err = cap_writer__put(r->w, &iv);
 	lo.losses.interval_seq = r->seq;
+	lo.losses.ncpus = st.ncpus;
+	lo.losses.cpu_dropped = st.cpu_dropped;
 	memcpy(lo.losses.counts, st.losses, sizeof(st.losses));
 	if (!err)
 		err = cap_writer__put(r->w, &lo);
@@ -212,14 +275,16 @@ static int loop(struct run *r)
 		uint64_t now = rec_now_ns();
 		int timeout = deadline > now ? (deadline - now) / 1000000 : 0;
 
-		rec_probe__poll(r->probe, timeout < POLL_MS ? timeout : POLL_MS);
+		poll_notify(r, timeout < POLL_MS ? timeout : POLL_MS);	/* recsym */
 		now = rec_now_ns();
+		rec_reader__lock(r->reader);
 		if (r->child && rec_child__poll(r->child, r->procs))
 			stop = true;
+		rec_reader__unlock(r->reader);
 		if (rec_stop || (end && now >= end))
 			stop = true;
 		show_status(r, now);
-		if (!stop && now < deadline)
+		if (!stop && now < deadline && !(r->snoop && rec_snoop__full(r->snoop)))
 			continue;
 		err = write_interval(r);
 		if (err)
@@ -237,6 +302,7 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 {
 	const struct rec_maps *maps = rec_probe__maps(r->probe);
 	struct cap_record meta = { .type = CAP_CHUNK_META }, ks = { .type = CAP_CHUNK_KSYMS };
+	uint64_t sig;
 	char pid[16];
 	int err;
 
@@ -249,9 +315,11 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 	rec_meta_free(&meta.meta);
 	if (err)
 		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
+	sig = rec_kallsyms_signature();	/* recsym: read before the snapshot it describes */
 	err = rec_kallsyms_read("/proc/kallsyms", &ks.ksyms);
 	if (err)
 		return rec_err(err, "cannot read /proc/kallsyms: %s", strerror(-err));
+	rec_kwatch__taken(&r->kwatch, sig, &ks.ksyms);
 	err = cap_writer__put(r->w, &ks);
 	rec_ksyms_free(&ks.ksyms);
 	if (err)
@@ -301,6 +369,14 @@ static int setup(struct run *r)
 	if (!r->probe)
 		return -errno;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
+	/* recsym: --snoop's events share the ring-buffer poll and are handled in this thread. */
+	if (!o->snoop)
+		r->reader = rec_reader__start(r->probe);
+	r->perfmaps = rec_perfmaps__new();
+	if (!r->perfmaps)
+		return rec_err(-ENOMEM, "out of memory");
+	if (o->snoop && !(r->snoop = rec_snoop__new(r->probe)))
+		return rec_err(-errno, "out of memory");
 	return 0;
 }
 
@@ -355,6 +431,9 @@ out:
 	cap_writer__close(r.w);
 	if (created)
 		unlink(o->output);
+	rec_snoop__free(r.snoop);
+	rec_reader__stop(r.reader);	/* recsym: before the ring buffer and procs go */
+	rec_perfmaps__free(r.perfmaps);
 	rec_probe__close(r.probe);
 	rec_procs__free(r.procs);
 	rec_specs__free(r.specs, r.nspecs);

@@ -191,7 +191,11 @@ struct drain {
 	struct rec_drain_stats *st;
 };
 
-/* Look a stack id up and add its content to tab; returns the 1-based index or -errno. */
+/*
+ * Look a stack id up and add its content to tab; returns the 1-based index or -errno. ret, when
+ * not 0, is the return address at the probed function's entry (stk_key uret/kret): inserted as
+ * the second frame unless the unwinder already put it there.
+ */
 static int stack_index(struct drain *d, int32_t id, int32_t *cache, struct rec_stack_table *tab,
 		       uint64_t uret)
 {
@@ -239,7 +243,8 @@ static int fill_row(struct drain *d, const struct stk_key *k, uint64_t count, st
 	row->count = count;
 	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
 	if (k->kstack >= 0) {
-		idx = stack_index(d, k->kstack, d->kcache, d->ktab, 0);
+		/* kret: a kprobe's direct caller, which some unwinders skip (docs/bpf.md 5). */
+		idx = stack_index(d, k->kstack, d->kcache, d->ktab, k->kret);
 		if (idx < 0 && idx != -ENOENT)
 			return idx;
 		if (idx > 0)
@@ -307,8 +312,16 @@ static int clear_stacks(struct drain *d)
 {
 	void *ids = NULL;
 	uint32_t n = 0;
-	int err = map_keys(d->maps->stacks_fd[d->g], sizeof(uint32_t), &ids, &n);
+	int err;
 
+	/*
+	 * --offcpu: a blocked task's stack ids were taken when it was switched out, maybe several
+	 * intervals ago, and are counted only when it runs again: they must outlive the drain.
+	 * The same stack always hashes to the same id, so the map holds each distinct stack once.
+	 */
+	if (d->maps->keep_stacks)
+		return 0;
+	err = map_keys(d->maps->stacks_fd[d->g], sizeof(uint32_t), &ids, &n);
 	if (err)
 		return err;
 	delete_keys(d->maps->stacks_fd[d->g], ids, n, sizeof(uint32_t));

@@ -17,9 +17,6 @@
 
 #include "rec.h"
 
-/* More single kprobes than this take minutes to attach; kprobe.multi has no such limit. */
-#define MAX_SINGLE_KPROBES 1000
-
 static int copy_part(char *dst, size_t sz, const char *src, size_t len)
 {
 	if (len >= sz)
@@ -241,79 +238,9 @@ static int resolve_tracepoint(struct rec_spec *s, const struct rec_opts *o)
 	return 0;
 }
 
-/* One line of available_filter_functions: "name" or "name [module]". */
-static void strip_module(char *line)
-{
-	line[strcspn(line, " \t\n")] = 0;
-}
-
-/* available_filter_functions repeats names (static functions of several files): keep one. */
-static void sort_unique_targets(struct rec_spec *s)
-{
-	uint32_t n = 0;
-
-	if (!s->ntargets)
-		return;
-	qsort(s->targets, s->ntargets, sizeof(*s->targets), cmp_target_name);
-	for (uint32_t i = 0; i < s->ntargets; i++) {
-		if (n && !strcmp(s->targets[n - 1].name, s->targets[i].name)) {
-			free(s->targets[i].name);
-			free(s->targets[i].provider);
-			continue;
-		}
-		s->targets[n++] = s->targets[i];
-	}
-	s->ntargets = n;
-}
-
 static int resolve_kfunc(struct rec_spec *s, const struct rec_opts *o)
 {
-	int fentry_err = 0;
-	enum rec_kfunc_mode mode = rec_kfunc_mode(s->pattern, &fentry_err);
-	const char *tracefs;
-	char path[PATH_MAX], line[512];
-	struct rec_matcher *m;
-	FILE *f;
-	int err = 0;
-
-	if (mode == REC_KFUNC_NONE)
-		return rec_err(-EOPNOTSUPP,
-			       "cannot probe kernel function '%s': this kernel has neither kprobes "
-			       "(CONFIG_KPROBES) nor BPF trampolines (fentry: %s); try a tracepoint "
-			       "such as t:syscalls:sys_enter_*",
-			       s->pattern, strerror(fentry_err));
-	if (mode == REC_KFUNC_FENTRY)
-		return rec_err(-EOPNOTSUPP,
-			       "cannot probe kernel function '%s': this kernel has no kprobes "
-			       "(CONFIG_KPROBES) and stkrec does not attach fentry programs yet; try "
-			       "a tracepoint such as t:syscalls:sys_enter_*",
-			       s->pattern);
-	tracefs = rec_tracefs();
-	if (!tracefs)
-		return rec_err(-errno, "cannot mount tracefs: %s", strerror(errno));
-	snprintf(path, sizeof(path), "%s/available_filter_functions", tracefs);
-	f = fopen(path, "r");
-	if (!f)
-		return rec_err(-errno, "cannot read %s: %s", path, strerror(errno));
-	err = spec_matcher(s, s->pattern, o->regexp, &m);
-	while (!err && fgets(line, sizeof(line), f)) {
-		strip_module(line);
-		if (rec_matcher__match(m, line))
-			err = add_target(s, line, NULL, 0, 0);
-	}
-	rec_matcher__free(m);
-	fclose(f);
-	if (err)
-		return err;
-	sort_unique_targets(s);
-	if (!s->ntargets)
-		return rec_err(-ENOENT, "no kernel function matches '%s'", s->text);
-	if (mode == REC_KFUNC_KPROBE && s->ntargets > MAX_SINGLE_KPROBES)
-		return rec_err(-E2BIG,
-			       "'%s' matches %u kernel functions; without kprobe.multi stkrec "
-			       "attaches at most %d single kprobes: narrow the pattern",
-			       s->text, s->ntargets, MAX_SINGLE_KPROBES);
-	return 0;
+	return rec_kfunc_resolve(s, o);	/* kfunc.c: traceable matches, skipped ones, limits */
 }
 
 static int resolve_user(struct rec_spec *s, const struct rec_opts *o)

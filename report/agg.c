@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * agg.c: the one symbolized model every emitter prints. Each row's stacks become sequences of
- * interned frame texts (as they will be displayed), and rows whose displayed stacks are identical
- * merge, so merging follows what the user sees (two pids with the same frames are one stack
- * unless the layout shows the pid).
+ * agg.c: the one symbolized model every emitter prints. Each address becomes one or more
+ * structured frames (struct rep_frame: name, offset, module, source line, inlined, kernel or user,
+ * reason), an address with inlined functions expanding to one frame per function, innermost
+ * first. Frames are interned by their text as the layout displays it (rep_frame_render()), and a
+ * frame's id is the id of that text in rep_model.strs, so rows whose displayed stacks are identical
+ * merge: merging follows what the user sees (two pids with the same frames are one stack unless
+ * the layout shows the pid). Layouts that print every field (--json) render an exact key instead.
+ *
+ * Several captures merge into one model (rep_model__build_many()); --by keeps their stacks apart
+ * in groups (struct rep_group), and the filters of filter.c drop rows and stacks before merging.
  *
  * Cost: every distinct (process or kallsyms snapshot, address) is symbolized once (resolve
  * cache); frames and stacks are hashed, never compared pairwise.
@@ -14,31 +20,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report.h"
 
 /*
  * Resolve cache entry, stored inline in an open-addressing table: one cache line per lookup.
  * (Keys and values behind an index cost three dependent cache misses per frame, which dominated
- * the run time on a million-row capture.)
+ * the run time on a million-row capture.) The frames of the address are runs[first..first+n).
  */
 struct resolved {
 	const void *ctx;	/* struct sym_kernel * or struct cap_process * (may be NULL) */
 	uint64_t addr;
 	uint32_t kind;		/* 0 user, 1 user return address, 2 kernel, 3 kernel return */
-	uint32_t text;		/* string id */
-	uint32_t reason;
-	uint32_t used;
+	uint32_t first, n;
+	uint16_t reason;
+	uint16_t used;
 };
 
 struct builder {
 	struct rep_model *m;
-	const struct rep_capture *c;
+	const struct rep_capture *c;	/* the capture being added */
+	uint32_t capi;			/* its index */
+	const char *name;		/* its file name */
 	const struct rep_opts *o;
+	struct rep_filter *filter;
 	struct sym_user *user;
 	struct sym_kernel **kernels;	/* per kallsyms snapshot, [nksyms] = none, built lazily */
 	struct resolved *cache;		/* power-of-two table, at most half full */
 	size_t ncache, cache_cap;
+	uint32_t *runs;			/* frame ids of cached addresses */
+	uint32_t nruns, runs_cap;
+	uint8_t *reasons;		/* per frame_buf slot: the address's reason */
+	uint32_t reasons_cap;
+	uint8_t *grep;			/* per string id: 0 unknown, 1 no match, 2 match */
+	uint32_t grep_cap;
 	uint32_t empty;			/* id of "" */
 };
 
@@ -91,27 +107,172 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
 		*n = *n + w < len - 1 ? *n + w : len - 1;
 }
 
-static void frame_text(struct builder *b, const struct sym_result *res, uint64_t addr,
-		       bool kernel, char *buf, size_t len)
+/*
+ * The text of a frame (stkreport(1), "Frames"):
+ *   [ADDR ]NAME[+0xOFF][ (FILE:LINE)][ (inlined)][_[k]]    named frames
+ *   [ADDR ][unknown][ (MODULE+0xOFF)][_[k]]                 unnamed frames (module with -v)
+ * ADDR is "%-16lx" with -v (stackcount's column), +0xOFF comes with -s (never on an inlined frame:
+ * it has no address of its own), FILE:LINE with -l, _[k] with -a. " (inlined)" is perf's marking.
+ * exact (layouts that print every field, --json): every field goes into the text, so frames that
+ * differ in any field stay apart.
+ */
+void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o, bool addr_column,
+		      bool exact, char *buf, size_t len)
 {
-	const struct rep_opts *o = b->o;
+	bool inl = f->flags & REP_FRAME_F_INLINED;
 	size_t n = 0;
 
 	buf[0] = 0;
-	if (b->m->cfg.addr_column)
-		append(buf, len, &n, "%-16" PRIx64 " ", addr);
-	if (res->name) {
-		append(buf, len, &n, "%s", res->name);
-		if (o->offset)
-			append(buf, len, &n, "+0x%" PRIx64, res->offset);
+	if (addr_column)
+		append(buf, len, &n, "%-16" PRIx64 " ", f->addr);
+	if (f->name) {
+		append(buf, len, &n, "%s", f->name);
+		if ((o->offset || exact) && !inl)
+			append(buf, len, &n, "+0x%" PRIx64, f->offset);
+		if ((o->lines || exact) && f->file)
+			append(buf, len, &n, " (%s:%" PRIu32 ")", f->file, f->line);
+		if (inl)
+			append(buf, len, &n, " (inlined)");
 	} else {
 		append(buf, len, &n, "[unknown]");
-		if (o->verbose && res->module)
-			append(buf, len, &n, " (%s+0x%" PRIx64 ")", res->module,
-			       res->module_offset);
+		if ((o->verbose || exact) && f->module)
+			append(buf, len, &n, " (%s+0x%" PRIx64 ")", f->module, f->module_offset);
 	}
-	if (kernel && o->annotations)
+	if (exact) {
+		append(buf, len, &n, " %s", f->module ? f->module : "");
+		append(buf, len, &n, " %u", f->reason);
+	}
+	if ((f->flags & REP_FRAME_F_KERNEL) && (o->annotations || exact))
 		append(buf, len, &n, "_[k]");
+}
+
+static const char *intern_or_null(struct rep_model *m, const char *s, int *err)
+{
+	int64_t id;
+
+	if (!s)
+		return NULL;
+	id = rep_strtab__intern(&m->strs, s);
+	if (id < 0) {
+		*err = id;
+		return NULL;
+	}
+	return rep_strtab__str(&m->strs, id);
+}
+
+/* Room for the record of string id `id` in the frame table (indexed by string id). */
+static int reserve_frame_slot(struct rep_model *m, uint32_t id)
+{
+	uint32_t cap = m->frames_cap ? m->frames_cap : 256;
+	struct rep_frame *v;
+
+	if (id < m->frames_cap)
+		return 0;
+	while (cap <= id)
+		cap *= 2;
+	v = realloc(m->frames, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(v + m->frames_cap, 0, (cap - m->frames_cap) * sizeof(*v));
+	m->frames = v;
+	m->frames_cap = cap;
+	return 0;
+}
+
+/*
+ * Intern frame f (its strings lent by the symbolizer): copy its strings into the model, render
+ * its text, and store the record under the text's id the first time that text is seen.
+ */
+static int intern_frame(struct builder *b, struct rep_frame f, uint32_t *id)
+{
+	struct rep_model *m = b->m;
+	char buf[4096];
+	int64_t tid;
+	int err = 0;
+
+	rep_frame_render(&f, b->o, m->cfg.addr_column, m->cfg.exact, buf, sizeof(buf));
+	tid = rep_strtab__intern(&m->strs, buf);
+	if (tid < 0)
+		return tid;
+	err = reserve_frame_slot(m, tid);
+	if (err)
+		return err;
+	if (!(m->frames[tid].flags & REP_FRAME_F_USED)) {
+		f.name = intern_or_null(m, f.name, &err);
+		f.module = intern_or_null(m, f.module, &err);
+		f.module_path = intern_or_null(m, f.module_path, &err);
+		f.file = intern_or_null(m, f.file, &err);
+		if (err)
+			return err;
+		f.flags |= REP_FRAME_F_USED;
+		f.text = tid;
+		m->frames[tid] = f;
+	}
+	*id = tid;
+	return 0;
+}
+
+static int reserve_runs(struct builder *b, uint32_t n)
+{
+	uint32_t cap = b->runs_cap ? b->runs_cap : 4096;
+	uint32_t *v;
+
+	if (b->nruns + n <= b->runs_cap)
+		return 0;
+	while (cap < b->nruns + n)
+		cap *= 2;
+	v = realloc(b->runs, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b->runs = v;
+	b->runs_cap = cap;
+	return 0;
+}
+
+/*
+ * The frames of one looked-up address, appended to runs: the functions inlined at it, innermost
+ * first, then the function the code belongs to (perf's order in a leaf-first chain).
+ */
+static int add_run(struct builder *b, const struct sym_result *res, uint64_t addr, bool kernel)
+{
+	uint32_t ninl = b->o->no_inline ? 0 : res->ninl, i, id;
+	struct rep_frame f = {
+		.name = res->name,
+		.offset = res->offset,
+		.module = res->module,
+		.module_path = res->module_path,
+		.module_offset = res->module_offset,
+		.addr = addr,
+		.file = res->file,
+		.line = res->line,
+		.reason = res->reason,
+		.flags = kernel ? REP_FRAME_F_KERNEL : 0,
+	};
+	int err;
+
+	if (!res->name)
+		ninl = 0;
+	err = reserve_runs(b, ninl + 1);
+	if (err)
+		return err;
+	for (i = 0; i < ninl; i++) {
+		struct rep_frame in = f;
+
+		in.name = res->inl[i].name;
+		in.file = res->inl[i].file;
+		in.line = res->inl[i].line;
+		in.offset = 0;
+		in.flags |= REP_FRAME_F_INLINED;
+		err = intern_frame(b, in, &id);
+		if (err)
+			return err;
+		b->runs[b->nruns++] = id;
+	}
+	err = intern_frame(b, f, &id);
+	if (err)
+		return err;
+	b->runs[b->nruns++] = id;
+	return 0;
 }
 
 static struct sym_kernel *kernel_for(struct builder *b, uint32_t ks)
@@ -123,17 +284,15 @@ static struct sym_kernel *kernel_for(struct builder *b, uint32_t ks)
 	return b->kernels[i];
 }
 
-/* Text id and reason of one frame; symbolizes each (context, address, kind) once. */
+/* The cached frames of one address; symbolizes each (context, address, kind) once. */
 static int resolve(struct builder *b, const void *ctx, uint64_t addr, uint32_t kind,
-		   uint32_t *text, uint32_t *reason)
+		   const struct resolved **out)
 {
 	struct resolved *slot;
 	struct sym_result res;
-	char buf[4096];
-	int64_t id;
-
 	const void *key_ctx = ctx;
 	uint64_t key_addr = addr;
+	uint32_t first;
 	int err;
 
 	/* user frames: key by (object, file offset), shared by every process mapping the object;
@@ -147,38 +306,46 @@ static int resolve(struct builder *b, const void *ctx, uint64_t addr, uint32_t k
 		return -ENOMEM;
 	slot = cache_slot(b->cache, b->cache_cap, key_ctx, key_addr, kind);
 	if (slot->used) {
-		*text = slot->text;
-		*reason = slot->reason;
+		*out = slot;
 		return 0;
 	}
+	memset(&res, 0, sizeof(res));
 	if (kind >= 2)
 		sym_kernel__lookup(ctx, kind == 3 && addr ? addr - 1 : addr, &res);
 	else
 		sym_user__lookup(b->user, ctx, addr, kind == 1, &res);
 	if (res.name && kind == 3)
 		res.offset++;	/* looked up addr - 1, print the offset of addr itself */
-	frame_text(b, &res, addr, kind >= 2, buf, sizeof(buf));
-	id = rep_strtab__intern(&b->m->strs, buf);
-	if (id < 0)
-		return id;
-	*slot = (struct resolved){ key_ctx, key_addr, kind, id, res.reason, 1 };
+	first = b->nruns;
+	err = add_run(b, &res, addr, kind >= 2);
+	if (err)
+		return err;
+	/* add_run() does not touch the cache, so slot is still the place for this key */
+	*slot = (struct resolved){ key_ctx, key_addr, kind, first, b->nruns - first, res.reason,
+				   1 };
 	b->ncache++;
-	*text = slot->text;
-	*reason = slot->reason;
+	*out = slot;
 	return 0;
 }
 
-static int reserve_frames(struct rep_model *m, uint32_t n)
+static int reserve_frames(struct builder *b, uint32_t n)
 {
+	struct rep_model *m = b->m;
 	uint32_t *v;
+	uint8_t *r;
 
 	if (n <= m->frame_buf_cap)
 		return 0;
+	n = n < 256 ? 256 : n * 2;
 	v = realloc(m->frame_buf, n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	m->frame_buf = v;
 	m->frame_buf_cap = n;
+	r = realloc(b->reasons, n);
+	if (!r)
+		return -ENOMEM;
+	b->reasons = r;
 	return 0;
 }
 
@@ -187,29 +354,28 @@ static const struct cap_stack *stack_at(const struct cap_stack *tab, uint32_t n,
 	return ref != CAP_NO_STACK && ref <= n ? &tab[ref - 1] : NULL;
 }
 
-/* Append the frames of one stack to frame_buf at *pos. */
+/* Append the frames of one stack to frame_buf at *pos, at most max (0: all). */
 static int add_frames(struct builder *b, const struct cap_stack *s, const void *ctx, bool kernel,
-		      uint64_t count, uint32_t *pos)
+		      uint32_t max, uint32_t *pos)
 {
-	struct rep_model *m = b->m;
-	uint32_t i, text, reason;
+	const struct resolved *r;
+	uint32_t i, j, start = *pos;
 	int err;
 
-	err = reserve_frames(m, *pos + s->nips);
-	if (err)
-		return err;
-	for (i = 0; i < s->nips; i++) {
+	for (i = 0; i < s->nips && (!max || *pos - start < max); i++) {
 		/* frames above the leaf are return addresses: the call is the byte before */
 		uint32_t kind = (kernel ? 2 : 0) + (i > 0);
 
-		err = resolve(b, ctx, s->ips[i], kind, &text, &reason);
+		err = resolve(b, ctx, s->ips[i], kind, &r);
 		if (err)
 			return err;
-		if (reason != SYM_OK) {
-			m->unnamed[reason] += count;
-			m->unnamed_total += count;
+		err = reserve_frames(b, *pos + r->n);
+		if (err)
+			return err;
+		for (j = 0; j < r->n && (!max || *pos - start < max); j++) {
+			b->reasons[*pos] = r->reason;
+			b->m->frame_buf[(*pos)++] = b->runs[r->first + j];
 		}
-		m->frame_buf[(*pos)++] = text;
 	}
 	return 0;
 }
@@ -224,8 +390,8 @@ static bool stack_eq(const void *ctx, uint32_t val)
 	const struct stack_key *k = ctx;
 	const struct rep_stack *a = k->s, *b = &k->m->stacks[val];
 
-	return a->section == b->section && a->pid == b->pid && a->comm == b->comm &&
-	       a->flags == b->flags && a->nk == b->nk && a->nu == b->nu &&
+	return a->section == b->section && a->group == b->group && a->pid == b->pid &&
+	       a->comm == b->comm && a->flags == b->flags && a->nk == b->nk && a->nu == b->nu &&
 	       (!(a->nk + a->nu) ||
 		!memcmp(a->frames, b->frames, (a->nk + a->nu) * sizeof(*a->frames)));
 }
@@ -235,6 +401,7 @@ static uint64_t stack_hash(const struct rep_stack *s)
 	uint64_t h = rep_hash_u64(s->section, ((uint64_t)s->pid << 32) | s->comm);
 
 	h = rep_hash_u64(h, ((uint64_t)s->flags << 40) ^ ((uint64_t)s->nk << 20) ^ s->nu);
+	h = rep_hash_u64(h, s->group);
 	return rep_hash_bytes(h, s->frames, (s->nk + s->nu) * sizeof(*s->frames));
 }
 
@@ -273,6 +440,138 @@ static int merge(struct rep_model *m, struct rep_stack *s)
 	return 0;
 }
 
+/* ---- groups (--by) ------------------------------------------------------------------------- */
+
+struct group_key {
+	const struct rep_model *m;
+	uint32_t label;
+};
+
+static bool group_eq(const void *ctx, uint32_t val)
+{
+	const struct group_key *k = ctx;
+
+	return k->m->groups[val].label == k->label;
+}
+
+static const char *const by_names[] = {
+	[REP_BY_HOST] = "host", [REP_BY_CAPTURE] = "capture", [REP_BY_PID] = "pid",
+	[REP_BY_COMM] = "comm", [REP_BY_PROBE] = "probe", [REP_BY_INTERVAL] = "interval",
+};
+
+/* The group of value text `value`, sort key `key`, added when new. Returns its index. */
+static int64_t group_id(struct builder *b, const char *value, int64_t key)
+{
+	struct rep_model *m = b->m;
+	char label[512];
+	struct group_key k = { m, 0 };
+	int64_t lid, vid;
+	uint32_t id;
+
+	snprintf(label, sizeof(label), "%s=%s", by_names[b->o->by], value);
+	lid = rep_strtab__intern(&m->strs, label);
+	if (lid < 0)
+		return lid;
+	k.label = lid;
+	if (rep_htab__find(&m->group_index, rep_hash_u64(0, lid), group_eq, &k, &id))
+		return id;
+	vid = rep_strtab__intern(&m->strs, value);
+	if (vid < 0)
+		return vid;
+	if (m->ngroups == m->groups_cap) {
+		uint32_t cap = m->groups_cap ? m->groups_cap * 2 : 16;
+		struct rep_group *v = realloc(m->groups, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->groups = v;
+		m->groups_cap = cap;
+	}
+	if (rep_htab__insert(&m->group_index, rep_hash_u64(0, lid), m->ngroups))
+		return -ENOMEM;
+	m->groups[m->ngroups] = (struct rep_group){ .label = lid, .value = vid, .key = key };
+	return m->ngroups++;
+}
+
+static const char *probe_spec(const struct rep_capture *c, uint32_t id)
+{
+	for (uint32_t i = 0; c->meta && i < c->meta->nprobes; i++)
+		if (c->meta->probes[i].id == id && c->meta->probes[i].spec)
+			return c->meta->probes[i].spec;
+	return NULL;
+}
+
+/* The --by group of one row (0 when not grouping). */
+static int64_t row_group(struct builder *b, const struct rep_interval *ri, const struct cap_row *row,
+			 const char *comm)
+{
+	const char *s;
+	char v[64];
+	int64_t wall;
+
+	switch (b->o->by) {
+	case REP_BY_HOST:
+		s = b->c->meta ? cap_meta_get(b->c->meta, "host") : NULL;
+		return group_id(b, s && *s ? s : "?", 0);
+	case REP_BY_CAPTURE:
+		return group_id(b, b->name, b->capi);
+	case REP_BY_PID:
+		snprintf(v, sizeof(v), "%" PRIu32, row->pid);
+		return group_id(b, v, row->pid);
+	case REP_BY_COMM:
+		return group_id(b, comm, 0);
+	case REP_BY_PROBE:
+		s = probe_spec(b->c, row->probe);
+		if (!s) {
+			snprintf(v, sizeof(v), "%" PRIu32, row->probe);
+			s = v;
+		}
+		return group_id(b, s, row->probe);
+	case REP_BY_INTERVAL:
+		emit_section_time(v, sizeof(v), b->c, ri->iv->end_ns);
+		if (!rep_capture_wall_ns(b->c, ri->iv->end_ns, &wall))
+			wall = ri->iv->end_ns;
+		return group_id(b, v, wall / 1000000000);
+	default:
+		return 0;
+	}
+}
+
+/* ---- rows ---------------------------------------------------------------------------------- */
+
+/* --grep: does any frame of the stack match? Each frame text is matched once. */
+static int stack_matches(struct builder *b, const uint32_t *frames, uint32_t n)
+{
+	const struct rep_model *m = b->m;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t id = frames[i];
+
+		if (id >= b->grep_cap) {
+			uint32_t cap = b->grep_cap ? b->grep_cap : 1024;
+			uint8_t *v;
+
+			while (cap <= id)
+				cap *= 2;
+			v = realloc(b->grep, cap);
+			if (!v)
+				return -ENOMEM;
+			memset(v + b->grep_cap, 0, cap - b->grep_cap);
+			b->grep = v;
+			b->grep_cap = cap;
+		}
+		if (!b->grep[id]) {
+			const char *name = m->frames[id].name;
+
+			b->grep[id] = rep_filter__match(b->filter, name ? name : "[unknown]") ? 2 : 1;
+		}
+		if (b->grep[id] == 2)
+			return 1;
+	}
+	return 0;
+}
+
 static int add_row(struct builder *b, uint32_t section, const struct rep_interval *ri, uint32_t r)
 {
 	const struct cap_interval *iv = ri->iv;
@@ -281,13 +580,15 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 	const struct cap_stack *ks, *us;
 	struct rep_stack s = { .section = section, .count = row->count };
 	char comm[CAP_COMM_LEN + 1];
-	uint32_t pos = 0;
+	uint32_t pos = 0, i;
 	int64_t id;
 	int err;
 
+	memcpy(comm, row->comm, CAP_COMM_LEN);
+	comm[CAP_COMM_LEN] = 0;	/* hostile input may lack the NUL */
+	if (!rep_filter__row(b->filter, ri, row, comm))
+		return 0;
 	if (cfg->key_comm) {
-		memcpy(comm, row->comm, CAP_COMM_LEN);
-		comm[CAP_COMM_LEN] = 0;	/* hostile input may lack the NUL */
 		id = rep_strtab__intern(&b->m->strs, comm);
 		if (id < 0)
 			return id;
@@ -295,6 +596,10 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 	} else {
 		s.comm = b->empty;
 	}
+	id = row_group(b, ri, row, comm);
+	if (id < 0)
+		return id;
+	s.group = id;
 	s.pid = cfg->key_pid ? row->pid : 0;
 	ks = cfg->kernel ? stack_at(iv->kstacks, iv->nkstacks, row->kstack) : NULL;
 	us = cfg->user ? stack_at(iv->ustacks, iv->nustacks, row->ustack) : NULL;
@@ -304,21 +609,36 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 		s.flags |= REP_STACK_F_ULOST;
 	if (ks) {
 		s.flags |= REP_STACK_F_HAS_K;
-		err = add_frames(b, ks, kernel_for(b, ri->ksyms), true, row->count, &pos);
+		err = add_frames(b, ks, kernel_for(b, ri->ksyms), true, b->o->max_depth, &pos);
 		if (err)
 			return err;
 	}
 	s.nk = pos;
 	if (us) {
 		s.flags |= REP_STACK_F_HAS_U;
-		err = add_frames(b, us, ri->procs[r], false, row->count, &pos);
+		err = add_frames(b, us, ri->procs[r], false, b->o->max_depth, &pos);
 		if (err)
 			return err;
 	}
 	s.nu = pos - s.nk;
 	s.frames = b->m->frame_buf;
+	if (rep_filter__has_grep(b->filter)) {
+		err = stack_matches(b, s.frames, pos);
+		if (err <= 0)
+			return err;
+	}
+	/* unnamed frames are counted as displayed: after the filters and --max-depth */
+	for (i = 0; i < pos; i++) {
+		if (b->reasons[i] != SYM_OK) {
+			b->m->unnamed[b->reasons[i]] += row->count;
+			b->m->unnamed_total += row->count;
+		}
+	}
+	b->m->kept_events += row->count;
 	return merge(b->m, &s);
 }
+
+/* ---- order --------------------------------------------------------------------------------- */
 
 static int frames_cmp(const struct rep_model *m, const uint32_t *a, uint32_t na, const uint32_t *b,
 		      uint32_t nb)
@@ -342,6 +662,9 @@ int rep_stack_cmp(const struct rep_model *m, const struct rep_stack *a, const st
 
 	if (a->section != b->section)
 		return a->section < b->section ? -1 : 1;
+	/* groups are numbered in their display order once the model is built */
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
 	if (a->count != b->count)
 		return a->count < b->count ? -1 : 1;
 	/* equal counts: order by what is printed, so the output never depends on file order */
@@ -365,7 +688,52 @@ static int stack_cmp_r(const void *a, const void *b, void *ctx)
 	return rep_stack_cmp(ctx, a, b);
 }
 
-static void builder_clear(struct builder *b)
+static int group_cmp_r(const void *a, const void *b, void *ctx)
+{
+	const struct rep_model *m = ctx;
+	const struct rep_group *x = &m->groups[*(const uint32_t *)a];
+	const struct rep_group *y = &m->groups[*(const uint32_t *)b];
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return strcmp(rep_strtab__str(&m->strs, x->label), rep_strtab__str(&m->strs, y->label));
+}
+
+/* Renumber the groups in display order (sort key, then label). */
+static int sort_groups(struct rep_model *m)
+{
+	uint32_t *order = NULL, *rank = NULL, i;
+	struct rep_group *sorted = NULL;
+	int err = -ENOMEM;
+
+	if (m->ngroups < 2)
+		return 0;
+	order = malloc(m->ngroups * sizeof(*order));
+	rank = malloc(m->ngroups * sizeof(*rank));
+	sorted = malloc(m->ngroups * sizeof(*sorted));
+	if (!order || !rank || !sorted)
+		goto out;
+	for (i = 0; i < m->ngroups; i++)
+		order[i] = i;
+	qsort_r(order, m->ngroups, sizeof(*order), group_cmp_r, m);
+	for (i = 0; i < m->ngroups; i++) {
+		rank[order[i]] = i;
+		sorted[i] = m->groups[order[i]];
+	}
+	for (i = 0; i < m->nstacks; i++)
+		m->stacks[i].group = rank[m->stacks[i].group];
+	memcpy(m->groups, sorted, m->ngroups * sizeof(*sorted));
+	err = 0;
+out:
+	free(order);
+	free(rank);
+	free(sorted);
+	return err;
+}
+
+/* ---- build --------------------------------------------------------------------------------- */
+
+static void builder_clear_capture(struct builder *b)
 {
 	uint32_t i;
 
@@ -373,49 +741,123 @@ static void builder_clear(struct builder *b)
 		for (i = 0; i <= b->c->nksyms; i++)
 			sym_kernel__free(b->kernels[i]);
 	free(b->kernels);
+	b->kernels = NULL;
 	sym_user__free(b->user);
+	b->user = NULL;
+	/* the cache keys on the symbolizers' pointers: they die with the capture */
 	free(b->cache);
+	b->cache = NULL;
+	b->ncache = b->cache_cap = 0;
+	b->nruns = 0;
 }
 
-int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
-		     const struct rep_model_cfg *cfg)
+static int add_capture(struct builder *b, uint32_t first_section)
 {
-	struct builder b = { .m = m, .c = c, .o = o };
+	const struct rep_capture *c = b->c;
+	struct rep_model *m = b->m;
 	uint32_t i, r;
+	int err;
+
+	b->user = rep_sym_user__new(c, b->o);
+	b->kernels = calloc(c->nksyms + 1, sizeof(*b->kernels));
+	if (!b->user || !b->kernels)
+		return -ENOMEM;
+	err = rep_filter__capture(b->filter, c);
+	if (err)
+		return err;
+	for (i = 0; i < c->nintervals; i++) {
+		const struct rep_interval *ri = &c->intervals[i];
+		uint32_t section = b->o->timestamp ? first_section + i : 0;
+
+		if (b->o->timestamp) {
+			m->section_end_ns[section] = ri->iv->end_ns;
+			m->section_cap[section] = b->capi;
+		}
+		if (!rep_filter__interval(b->filter, ri))
+			continue;
+		for (r = 0; r < ri->iv->nrows; r++) {
+			err = add_row(b, section, ri, r);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *caps,
+			  const char *const *names, uint32_t n, const struct rep_opts *o,
+			  const struct rep_model_cfg *cfg)
+{
+	struct builder b = { .m = m, .o = o };
+	uint32_t i, nsec = 0;
 	int64_t id;
 	int err = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = *cfg;
-	b.user = rep_sym_user__new(c, o);
-	b.kernels = calloc(c->nksyms + 1, sizeof(*b.kernels));
-	m->nsections = o->timestamp ? c->nintervals : 1;
+	m->caps = caps;
+	m->names = names;
+	m->ncaps = n;
+	for (i = 0; i < n; i++)
+		nsec += caps[i]->nintervals;
+	m->nsections = o->timestamp ? nsec : 1;
 	m->section_end_ns = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_end_ns));
+	m->section_cap = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_cap));
+	b.filter = rep_filter__new(o);
 	id = rep_strtab__intern(&m->strs, "");
-	if (!b.user || !b.kernels || !m->section_end_ns || id < 0) {
-		err = -ENOMEM;
+	if (!m->section_end_ns || !m->section_cap || !b.filter || id < 0) {
+		err = b.filter || errno == ENOMEM ? -ENOMEM : -errno;
 		goto out;
 	}
 	b.empty = id;
-	for (i = 0; i < c->nintervals; i++) {
-		const struct rep_interval *ri = &c->intervals[i];
-		uint32_t section = o->timestamp ? i : 0;
-
-		if (o->timestamp)
-			m->section_end_ns[i] = ri->iv->end_ns;
-		for (r = 0; r < ri->iv->nrows; r++) {
-			err = add_row(&b, section, ri, r);
-			if (err)
-				goto out;
-		}
+	for (i = 0, nsec = 0; i < n && !err; i++) {
+		b.c = caps[i];
+		b.capi = i;
+		b.name = names && names[i] ? names[i] : "?";
+		err = add_capture(&b, nsec);
+		builder_clear_capture(&b);
+		nsec += caps[i]->nintervals;
 	}
+	if (err)
+		goto out;
+	err = sort_groups(m);
+	if (err)
+		goto out;
 	if (m->nstacks)
 		qsort_r(m->stacks, m->nstacks, sizeof(*m->stacks), stack_cmp_r, m);
 	/* positions moved: the merge index is stale and no longer needed */
 	rep_htab__clear(&m->index);
 out:
-	builder_clear(&b);
+	free(b.runs);
+	free(b.reasons);
+	free(b.grep);
+	rep_filter__free(b.filter);
 	return err;
+}
+
+int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
+		     const struct rep_model_cfg *cfg)
+{
+	const struct rep_capture *caps[1] = { c };
+	const char *names[1] = { o->input ? o->input : "?" };
+	int err;
+
+	err = rep_model__build_many(m, caps, names, 1, o, cfg);
+	/* caps and names lived on this stack frame: the model must not keep them */
+	m->caps = NULL;
+	m->names = NULL;
+	m->single = c;
+	return err;
+}
+
+const struct rep_capture *rep_model_capture(const struct rep_model *m, uint32_t i)
+{
+	return m->caps ? m->caps[i] : m->single;
+}
+
+void rep_model_section_time(const struct rep_model *m, uint32_t s, char *buf, size_t len)
+{
+	emit_section_time(buf, len, rep_model_capture(m, m->section_cap[s]), m->section_end_ns[s]);
 }
 
 void rep_model__clear(struct rep_model *m)
@@ -426,8 +868,12 @@ void rep_model__clear(struct rep_model *m)
 		free(m->stacks[i].frames);
 	free(m->stacks);
 	free(m->section_end_ns);
+	free(m->section_cap);
 	free(m->frame_buf);
+	free(m->frames);
+	free(m->groups);
 	rep_htab__clear(&m->index);
+	rep_htab__clear(&m->group_index);
 	rep_strtab__clear(&m->strs);
 	memset(m, 0, sizeof(*m));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* emit.c: the emitter table, emitter choice and what every layout shares (-T headings). */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "report.h"
@@ -11,15 +12,25 @@ const struct emitter *const rep_emitters[] = {
 	&emit_profile,
 	&emit_folded,
 	&emit_tree,
+	&emit_json,
+	&emit_snoop,
 	NULL,
 };
 
-const struct emitter *rep_pick_emitter(const struct rep_opts *o, bool profile)
+const struct emitter *rep_pick_emitter(const struct rep_opts *o, const struct rep_capture *c)
 {
+	bool profile = rep_capture_is_profile(c);
+
+	if (o->json)
+		return &emit_json;
 	if (o->tree)
 		return &emit_tree;
 	if (o->folded)
 		return &emit_folded;
+	/* per-event captures print as stacksnoop unless a stack-list option asks for counts */
+	if (c->has_events && !o->perpid && !o->delimited && !o->timestamp && !o->annotations &&
+	    o->by == REP_BY_NONE)
+		return &emit_snoop;
 	return profile ? &emit_profile : &emit_stackcount;
 }
 
@@ -38,20 +49,44 @@ void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint6
 		snprintf(buf, len, "??:??:??");
 }
 
+void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o, bool profile,
+		       struct rep_model_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->profile = profile;
+	cfg->kernel = !o->user_only;
+	cfg->user = !o->kernel_only;
+	e->configure(o, cfg->profile, cfg);
+}
+
 int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
 	     const struct emitter *e, struct rep_model *m)
 {
-	struct rep_model_cfg cfg = { 0 };
+	struct rep_model_cfg cfg;
 	int err;
 
-	cfg.profile = rep_capture_is_profile(c);
-	cfg.kernel = !o->user_only;
-	cfg.user = !o->kernel_only;
-	e->configure(o, cfg.profile, &cfg);
+	rep_model_cfg_for(e, o, rep_capture_is_profile(c), &cfg);
 	err = rep_model__build(m, c, o, &cfg);
 	if (err)
 		return err;
 	err = e->emit(out, m, c, o);
+	if (!err && (fflush(out) || ferror(out)))
+		err = -EIO;
+	return err;
+}
+
+int rep_emit_many(FILE *out, const struct rep_capture *const *caps, const char *const *names,
+		  uint32_t n, const struct rep_opts *o, const struct emitter *e, struct rep_model *m)
+{
+	struct rep_model_cfg cfg;
+	int err;
+
+	/* merged captures of mixed modes take the first one's layout */
+	rep_model_cfg_for(e, o, rep_capture_is_profile(caps[0]), &cfg);
+	err = rep_model__build_many(m, caps, names, n, o, &cfg);
+	if (err)
+		return err;
+	err = e->emit(out, m, caps[0], o);
 	if (!err && (fflush(out) || ferror(out)))
 		err = -EIO;
 	return err;

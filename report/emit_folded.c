@@ -3,9 +3,12 @@
  * emit_folded.c: `comm;user root;...;user leaf;[-;]kernel root;...;kernel leaf count`, the input
  * of flamegraph.pl, as bcc's stackcount -f (delimiter always with -d) and profile -f (delimiter
  * only when both stacks exist, "[Missed ... Stack]" placeholders) print it. Lines follow the
- * list order (least to most frequent); with -T each interval is headed by its time.
+ * list order (least to most frequent); with -T each interval is headed by its time. With --by
+ * the group's value is the first frame. The path is shared with --diff and --svg.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "report.h"
 
@@ -16,59 +19,96 @@ static void folded_configure(const struct rep_opts *o, bool profile, struct rep_
 	cfg->addr_column = false;
 }
 
-static void put_frames_reversed(FILE *out, const struct rep_model *m, const uint32_t *frames,
-				uint32_t n)
+static uint32_t add_reversed(const struct rep_model *m, const uint32_t *frames, uint32_t n,
+			     bool kernel, struct emit_path_elem *path, uint32_t at)
 {
-	/* fputs, not fprintf: this loop runs once per frame of every line */
-	while (n--) {
-		fputc(';', out);
-		fputs(rep_strtab__str(&m->strs, frames[n]), out);
-	}
+	while (n--)
+		path[at++] = (struct emit_path_elem){ rep_strtab__str(&m->strs, frames[n]), kernel };
+	return at;
 }
 
-static void folded_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
-			 const struct rep_stack *st)
+uint32_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
+			  const struct rep_stack *st, struct emit_path_elem *path)
 {
 	bool profile = m->cfg.profile;
 	bool delim = o->delimited && !o->kernel_only && !o->user_only;
+	uint32_t n = 0;
 
-	fputs(rep_strtab__str(&m->strs, st->comm), out);
+	/* --by: the group's value is the outermost frame, above comm */
+	if (o->by != REP_BY_NONE)
+		path[n++] = (struct emit_path_elem){
+			rep_strtab__str(&m->strs, m->groups[st->group].value), false };
+	path[n++] = (struct emit_path_elem){ rep_strtab__str(&m->strs, st->comm), false };
 	if (!o->kernel_only) {
 		if (profile && (st->flags & REP_STACK_F_ULOST))
-			fputs(";[Missed User Stack]", out);
+			path[n++] = (struct emit_path_elem){ "[Missed User Stack]", false };
 		else
-			put_frames_reversed(out, m, st->frames + st->nk, st->nu);
+			n = add_reversed(m, st->frames + st->nk, st->nu, false, path, n);
 	}
 	if (!o->user_only) {
 		if (profile)
 			delim = delim && (st->flags & REP_STACK_F_HAS_K) &&
 				(st->flags & REP_STACK_F_HAS_U);
 		if (delim)
-			fputs(";-", out);
+			path[n++] = (struct emit_path_elem){ "-", false };
 		if (profile && (st->flags & REP_STACK_F_KLOST))
-			fputs(";[Missed Kernel Stack]", out);
+			path[n++] = (struct emit_path_elem){ "[Missed Kernel Stack]", true };
 		else
-			put_frames_reversed(out, m, st->frames, st->nk);
+			n = add_reversed(m, st->frames, st->nk, true, path, n);
 	}
+	return n;
+}
+
+void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n)
+{
+	uint32_t i;
+
+	/* fputs, not fprintf: this loop runs once per frame of every line */
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(';', out);
+		fputs(path[i].name, out);
+	}
+}
+
+static int folded_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
+			const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap)
+{
+	uint32_t need = EMIT_PATH_MAX(st), n;
+
+	if (need > *cap) {
+		struct emit_path_elem *v = realloc(*buf, need * 2 * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*buf = v;
+		*cap = need * 2;
+	}
+	n = emit_folded_path(m, o, st, *buf);
+	emit_folded_line(out, *buf, n);
 	fprintf(out, " %" PRIu64 "\n", st->count);
+	return 0;
 }
 
 static int folded_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
 		       const struct rep_opts *o)
 {
-	uint32_t s, i = 0;
+	struct emit_path_elem *buf = NULL;
+	uint32_t s, i = 0, cap = 0;
 	char t[32];
+	int err = 0;
 
-	for (s = 0; s < m->nsections; s++) {
+	for (s = 0; s < m->nsections && !err; s++) {
 		/* stackcount -f skips the empty line but keeps the -T time */
 		if (o->timestamp) {
-			emit_section_time(t, sizeof(t), c, m->section_end_ns[s]);
+			rep_model_section_time(m, s, t, sizeof(t));
 			fprintf(out, "%-8s\n", t);
 		}
-		for (; i < m->nstacks && m->stacks[i].section == s; i++)
-			folded_stack(out, m, o, &m->stacks[i]);
+		for (; i < m->nstacks && m->stacks[i].section == s && !err; i++)
+			err = folded_stack(out, m, o, &m->stacks[i], &buf, &cap);
 	}
-	return 0;
+	free(buf);
+	return err;
 }
 
 const struct emitter emit_folded = {

@@ -21,9 +21,19 @@ static void section_head(FILE *out, const struct rep_model *m, const struct rep_
 
 	fputc('\n', out);
 	if (o->timestamp) {
-		emit_section_time(t, sizeof(t), c, m->section_end_ns[s]);
+		rep_model_section_time(m, s, t, sizeof(t));
 		fprintf(out, "%-8s\n", t);
 	}
+}
+
+/* --by: the group's "KEY=VALUE" line before its first stack of a section */
+static void group_head(FILE *out, const struct rep_model *m, const struct rep_opts *o,
+		       const struct rep_stack *prev, const struct rep_stack *st)
+{
+	if (o->by == REP_BY_NONE || (prev && prev->section == st->section &&
+				     prev->group == st->group))
+		return;
+	fprintf(out, "%s\n", str(m, m->groups[st->group].label));
 }
 
 /* One frame line; fputs, not fprintf: this runs once per printed frame. */
@@ -106,8 +116,10 @@ static int emit_sections(FILE *out, const struct rep_model *m, const struct rep_
 
 	for (s = 0; s < m->nsections; s++) {
 		section_head(out, m, c, o, s);
-		for (; i < m->nstacks && m->stacks[i].section == s; i++)
+		for (; i < m->nstacks && m->stacks[i].section == s; i++) {
+			group_head(out, m, o, i ? &m->stacks[i - 1] : NULL, &m->stacks[i]);
 			stack(out, m, o, &m->stacks[i]);
+		}
 	}
 	return 0;
 }

@@ -9,7 +9,8 @@
  *
  * COUNT is inclusive (the node and everything below it), PERCENT is COUNT over the section's total
  * with two decimals, siblings are sorted by count descending then name. --tree-min PCT hides
- * nodes (and their subtrees) under PCT percent. With -T each interval is headed by its time.
+ * nodes (and their subtrees) under PCT percent. With -T each interval is headed by its time;
+ * with --by each group gets its own tree (percentages of the group), headed by KEY=VALUE.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -201,16 +202,24 @@ static int tree_emit(FILE *out, const struct rep_model *m, const struct rep_capt
 
 	for (s = 0; s < m->nsections && !err; s++) {
 		if (o->timestamp) {
-			emit_section_time(tm, sizeof(tm), c, m->section_end_ns[s]);
+			rep_model_section_time(m, s, tm, sizeof(tm));
 			fprintf(out, "%-8s\n", tm);
 		}
-		for (; i < m->nstacks && m->stacks[i].section == s && !err; i++)
-			err = add_stack(&t, m, o, &m->stacks[i]);
-		if (!err)
-			err = sort_children(&t);
-		if (!err && t.total)
-			print_children(out, &t, o, ROOT, 0);
-		tree_clear(&t);
+		/* --by: one tree per group, headed by its "KEY=VALUE" line */
+		do {
+			uint32_t g = i < m->nstacks ? m->stacks[i].group : 0;
+
+			if (o->by != REP_BY_NONE && i < m->nstacks && m->stacks[i].section == s)
+				fprintf(out, "%s\n", rep_strtab__str(&m->strs, m->groups[g].label));
+			for (; i < m->nstacks && m->stacks[i].section == s &&
+			       m->stacks[i].group == g && !err; i++)
+				err = add_stack(&t, m, o, &m->stacks[i]);
+			if (!err)
+				err = sort_children(&t);
+			if (!err && t.total)
+				print_children(out, &t, o, ROOT, 0);
+			tree_clear(&t);
+		} while (!err && i < m->nstacks && m->stacks[i].section == s);
 	}
 	tree_clear(&t);
 	return err;

@@ -1,8 +1,33 @@
 // SPDX-License-Identifier: MIT
 /* main.c: stkreport: options -> struct rep_opts -> rep_run(). Exit 0, 1 on error, 2 on usage. */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report.h"
+
+/* The only mutable global of stkreport: Ctrl-C during --sql (sql.c polls it). */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	interrupted = 1;
+}
+
+/*
+ * A query may run for ever (a recursive CTE); Ctrl-C stops it cleanly, with the database
+ * closed and one line saying so. Elsewhere Ctrl-C keeps its default: nothing to clean up.
+ */
+static void catch_sigint(struct rep_opts *opts)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	if (!sigaction(SIGINT, &sa, NULL))
+		opts->interrupted = &interrupted;
+}
 
 int main(int argc, char **argv)
 {
@@ -10,6 +35,8 @@ int main(int argc, char **argv)
 	int err;
 
 	err = rep_parse_opts(argc, argv, &opts);
+	if (!err && opts.sql)
+		catch_sigint(&opts);
 	if (!err)
 		err = rep_run(&opts) ? EXIT_FAILURE : EXIT_SUCCESS;
 	else

@@ -11,6 +11,7 @@
 #ifndef REP_REPORT_H
 #define REP_REPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +87,8 @@ struct rep_opts {
 	bool quiet;		/* -q */
 	double tree_min_pct;	/* --tree-min PCT: hide tree nodes under PCT % of the total */
 	bool no_objects;	/* never open object files (fuzzing); no option sets it */
+	/* set (non-zero) by main.c's SIGINT handler during --sql: the query stops; may be NULL */
+	volatile sig_atomic_t *interrupted;
 };
 
 /*
@@ -167,6 +170,39 @@ bool rep_capture_is_profile(const struct rep_capture *c);
 #define REP_STACK_F_HAS_K 0x4u	/* the row had a kernel stack */
 #define REP_STACK_F_HAS_U 0x8u
 
+/*
+ * One frame of the model: a symbolized address, or one function inlined at it. Interned by its
+ * displayed text: the record of the frame whose text has string id T is frames[T], so a stack's
+ * frame ids are both text ids (rep_strtab__str(&m->strs, id)) and frame ids (rep_model_frame()).
+ * Strings live in the model's string table.
+ */
+#define REP_FRAME_F_KERNEL 0x1u		/* a kernel frame */
+#define REP_FRAME_F_INLINED 0x2u	/* a function inlined into the next frame of the stack */
+#define REP_FRAME_F_USED 0x4u		/* the slot holds a frame (not every string id is one) */
+
+struct rep_frame {
+	const char *name;	/* NULL when unnamed: reason says why */
+	uint64_t offset;	/* raw address - symbol start (0 for inlined frames) */
+	const char *module;	/* basename of the object, "[vdso]"..., NULL if none */
+	const char *module_path;	/* recorded path of the object, NULL if none */
+	uint64_t module_offset;	/* file offset of the address in module */
+	uint64_t addr;		/* raw address of the first occurrence (exact with -v) */
+	const char *file;	/* source file (with -l), NULL when unknown */
+	uint32_t line;		/* 0 when unknown */
+	uint32_t reason;	/* enum sym_reason */
+	uint32_t flags;		/* REP_FRAME_F_* */
+	uint32_t text;		/* string id of its text (= its id) */
+};
+
+/*
+ * Text of a frame as the layouts print it (stkreport(1), "Frames"): name[+0xOFF with -s]
+ * [ (FILE:LINE) with -l][ (inlined)][_[k] with -a], "[unknown]" with " (module+0xOFF)" under -v,
+ * the raw address column first when addr_column. exact: every field, for layouts that print
+ * them all (--json), so frames that differ in any field stay apart.
+ */
+void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o, bool addr_column,
+		      bool exact, char *buf, size_t len);
+
 /* One displayed stack: identical displayed stacks are merged. */
 struct rep_stack {
 	uint32_t section;	/* interval index with -T, else 0 */
@@ -174,8 +210,15 @@ struct rep_stack {
 	uint32_t comm;		/* string id; the empty string unless keyed by comm */
 	uint32_t flags;		/* REP_STACK_F_* */
 	uint32_t nk, nu;	/* kernel frames, then user frames, both leaf first */
-	uint32_t *frames;	/* string ids: nk kernel frames then nu user frames */
+	uint32_t *frames;	/* frame ids (= text ids): nk kernel frames then nu user frames */
 	uint64_t count;
+	uint32_t group;		/* --by: index into rep_model.groups (0 without --by) */
+};
+
+/* A --by group: "KEY=VALUE" (label) and VALUE (value), string ids. */
+struct rep_group {
+	uint32_t label, value;
+	int64_t key;		/* numeric order (pid, probe id, capture index, time), then label */
 };
 
 /* How the model keys and renders frames; derived from the options and the emitter. */
@@ -184,25 +227,74 @@ struct rep_model_cfg {
 	bool key_pid, key_comm;
 	bool addr_column;	/* frame text starts with the raw address: "%-16lx NAME" */
 	bool kernel, user;	/* which sides are shown */
+	bool exact;		/* frames keyed on every field (rep_frame_render()) */
 };
 
 struct rep_model {
 	struct rep_model_cfg cfg;
-	struct rep_strtab strs;		/* frame texts and comms */
-	struct rep_stack *stacks;	/* sorted: section, then count ascending, then text */
+	struct rep_strtab strs;		/* frame texts, names, modules, files, comms, group labels */
+	struct rep_stack *stacks;	/* sorted: section, group, then count ascending, then text */
 	uint32_t nstacks, cap;
 	uint32_t nsections;
 	uint64_t *section_end_ns;	/* per section: interval end (CLOCK_MONOTONIC) */
+	uint32_t *section_cap;		/* per section: index of its capture */
 	uint64_t unnamed[SYM_R__COUNT];	/* unnamed frames per reason, weighted by count */
 	uint64_t unnamed_total;
+	uint64_t kept_events;		/* events of the rows the filters kept */
+	struct rep_frame *frames;	/* indexed by string id; see struct rep_frame */
+	uint32_t frames_cap;
+	struct rep_group *groups;	/* --by groups in display order */
+	uint32_t ngroups, groups_cap;
+	/* the captures (borrowed until __clear; NULL after rep_model__build(): see single) */
+	const struct rep_capture *const *caps;
+	const char *const *names;
+	uint32_t ncaps;
+	const struct rep_capture *single;
 	struct rep_htab index;		/* merge index over stacks */
+	struct rep_htab group_index;
 	uint32_t *frame_buf;		/* scratch */
 	uint32_t frame_buf_cap;
 };
 
+/* The frame record of frame id id (a stack's frames[i]). */
+static inline const struct rep_frame *rep_model_frame(const struct rep_model *m, uint32_t id)
+{
+	return &m->frames[id];
+}
+
+/* One capture (c: its file name in the summary and for --by capture). */
 int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
 		     const struct rep_model_cfg *cfg);
+/*
+ * n captures merged into one model; caps and names are borrowed until rep_model__clear(). Rows
+ * pass the filters of o (filter.c) first. Returns 0, -ENOMEM, or -EINVAL (bad --grep regex).
+ */
+int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *caps,
+			  const char *const *names, uint32_t n, const struct rep_opts *o,
+			  const struct rep_model_cfg *cfg);
 void rep_model__clear(struct rep_model *m);
+/* Capture i of the model. */
+const struct rep_capture *rep_model_capture(const struct rep_model *m, uint32_t i);
+/* -T heading of section s: "HH:MM:SS" of its interval's end in its capture's clock. */
+void rep_model_section_time(const struct rep_model *m, uint32_t s, char *buf, size_t len);
+
+/* ---- filters (filter.c): --pid --comm --probe --time --grep -------------------------------- */
+
+struct rep_filter;
+
+/* Compile o's filters. NULL with errno: EINVAL (bad --grep regex, printed), ENOMEM. */
+struct rep_filter *rep_filter__new(const struct rep_opts *o);
+void rep_filter__free(struct rep_filter *f);
+/* Resolve --probe and --time for capture c (the rows that follow are c's). 0 or -ENOMEM. */
+int rep_filter__capture(struct rep_filter *f, const struct rep_capture *c);
+/* Whether an interval may hold kept rows (--time overlap; event chunks are decided per row). */
+bool rep_filter__interval(const struct rep_filter *f, const struct rep_interval *ri);
+/* Whether a row passes --pid, --comm, --probe and (event rows) --time. comm NUL-terminated. */
+bool rep_filter__row(const struct rep_filter *f, const struct rep_interval *ri,
+		     const struct cap_row *row, const char *comm);
+bool rep_filter__has_grep(const struct rep_filter *f);
+/* --grep: whether name matches (true without --grep). */
+bool rep_filter__match(const struct rep_filter *f, const char *name);
 
 /* Sort order of the stack list (exposed for tests): <0, 0, >0. */
 int rep_stack_cmp(const struct rep_model *m, const struct rep_stack *a, const struct rep_stack *b);
@@ -218,14 +310,92 @@ struct emitter {
 };
 
 extern const struct emitter emit_stackcount, emit_profile, emit_folded, emit_tree;
+/* --json: stacks as arrays of frame objects (emit_json.c) */
+extern const struct emitter emit_json;
+/* A JSON string literal for s (RFC 8259 escapes, invalid UTF-8 as U+FFFD); null for NULL. */
+void emit_json_string(FILE *out, const char *s);
+/* Length (1..4) of the valid UTF-8 sequence at s, 0 when the bytes there are not UTF-8. */
+int emit_utf8_len(const unsigned char *s);
 
-/* The emitter the options select for this capture. */
-const struct emitter *rep_pick_emitter(const struct rep_opts *o, bool profile);
+/* One element of a stack's folded path (emit_folded.c), root first. */
+struct emit_path_elem {
+	const char *name;	/* lent by the model (or a literal) */
+	bool kernel;
+};
+
+/* Elements a stack's path may need: group, comm, delimiter and two markers, plus frames. */
+#define EMIT_PATH_MAX(st) ((st)->nk + (st)->nu + 5)
+/*
+ * The folded path of st as -f prints it: [--by value;]comm;user frames root first;[-;]kernel
+ * frames root first, with the "[Missed ... Stack]" markers of profile captures. path holds
+ * EMIT_PATH_MAX(st) elements. Returns the number written.
+ */
+uint32_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
+			  const struct rep_stack *st, struct emit_path_elem *path);
+/* The path joined with ';' (no count, no newline). */
+void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n);
+
+/* --snoop captures: bcc stacksnoop's layout, one event at a time (emit_snoop.c) */
+extern const struct emitter emit_snoop;
+
+/*
+ * The emitter the options select for capture c (the first one given): its mode picks the
+ * default layout (stack list, profile's, or stacksnoop's for a per-event capture).
+ */
+const struct emitter *rep_pick_emitter(const struct rep_opts *o, const struct rep_capture *c);
 /* Every emitter, NULL-terminated (the fuzzer runs them all). */
 extern const struct emitter *const rep_emitters[];
 
 /* Section heading for -T: "HH:MM:SS" (local time) of the section's interval end. */
 void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns);
+
+/* ---- frames kept apart, for SQL and pprof (resolve.c) ------------------------------------ */
+
+/* One symbolized raw address. Strings are lent by the resolver until its __free. */
+struct rep_frame_info {
+	uint32_t id;		/* dense: 0, 1, 2... per resolver (callers index side tables) */
+	bool kernel;
+	uint32_t reason;	/* enum sym_reason */
+	const char *name;	/* NULL when unnamed */
+	uint64_t offset;	/* raw address - symbol start */
+	const char *module;	/* user: basename of the object, or NULL */
+	const char *module_path;	/* user: recorded path of the object, or NULL */
+	uint64_t module_offset;
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+	const char *file;	/* source of the address in `name` (or of the outermost inlined call) */
+	uint32_t line;
+	uint32_t ninl;		/* inlined functions at the address, innermost first (sym_result) */
+	struct sym_inline *inl;
+};
+
+struct rep_resolver;
+
+/* Symbolizers for capture c (borrowed until __free). NULL + ENOMEM. */
+struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o);
+void rep_resolver__free(struct rep_resolver *r);
+/*
+ * Details of address addr of row `row` of interval ri (a kernel or a user frame; is_return: not
+ * the leaf, so addr - 1 is looked up). *out is lent until the next call. 0 or -ENOMEM.
+ */
+int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
+			bool kernel, bool is_return, uint64_t addr,
+			const struct rep_frame_info **out);
+
+/* ---- SQL (sql.c) and pprof (emit_pprof.c) -------------------------------------------------- */
+
+/*
+ * Load caps (named names[i] in the captures table) into SQLite (docs/sql.md), write
+ * o->sqlite_out when set, and run o->sql when set, printing its result on stdout as a table,
+ * o->csv or o->json. Errors are printed (`stkreport: --sql: ...`). Returns 0 or a negative errno.
+ */
+int rep_sql_run(struct rep_capture **caps, const char **names, int n, const struct rep_opts *o);
+
+/*
+ * Write caps as one pprof profile (profile.proto, gzipped) to path. Errors are printed.
+ * Returns 0 or a negative errno.
+ */
+int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o);
 
 /* ---- run ----------------------------------------------------------------------------------- */
 
@@ -236,6 +406,41 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 /* Build the model for emitter e and print it to out. Returns 0 or -ENOMEM/-EIO. */
 int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
 	     const struct emitter *e, struct rep_model *m);
+/* The same over n captures merged (names: their file names, for --by capture). */
+int rep_emit_many(FILE *out, const struct rep_capture *const *caps, const char *const *names,
+		  uint32_t n, const struct rep_opts *o, const struct emitter *e, struct rep_model *m);
+/* The model keying emitter e needs under options o. */
+void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o, bool profile,
+		       struct rep_model_cfg *cfg);
+/* Summary lines of a merged model (summary.c): unnamed frames; what the filters kept. */
+void rep_summary_unnamed(FILE *out, const struct rep_model *m);
+void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_capture *const *caps,
+			  int n, const struct rep_model *m);
+
+/*
+ * --svg (emit_svg.c): an interactive flame graph of the n captures merged, written to path
+ * (with --by, one tower per group). The model is built into m (cleared by the caller).
+ * Returns 0 or a negative errno (not printed).
+ */
+int emit_svg_file(const char *path, const struct rep_capture *const *caps,
+		  const char *const *names, uint32_t n, const struct rep_opts *o,
+		  struct rep_model *m);
+
+/*
+ * --diff (diff.c): caps[0] BEFORE, caps[1] AFTER. Prints `stack before after` lines on stdout
+ * (or the differential flame graph with --svg) and, unless -q, the functions whose share grew
+ * or shrank most on stderr. m receives AFTER's model. Returns 0 or a negative errno (printed).
+ */
+int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep_opts *o,
+		 struct rep_model *m);
+/* --normalize: the factor BEFORE's counts are multiplied by (diff.c explains the formula). */
+double rep_diff_factor(const struct rep_capture *before, const struct rep_capture *after);
+/*
+ * --diff --svg: a differential flame graph: widths from after's counts, colour from the change
+ * against before's counts times factor (red grew, blue shrank). 0 or a negative errno.
+ */
+int emit_svg_diff_file(const char *path, const struct rep_model *before,
+		       const struct rep_model *after, const struct rep_opts *o, double factor);
 
 /*
  * Fuzzing entry: load a capture from memory and run every emitter under several option sets,

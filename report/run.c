@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * run.c: stkreport after option parsing: load, symbolize and merge, print, summarise, and name
- * any damage once, where the file and offset are known.
+ * run.c: stkreport after option parsing: load every capture given, then one of: --sql/--sqlite
+ * (sql.c), --pprof (emit_pprof.c), --diff (diff.c), --svg (emit_svg.c), or the stack output the
+ * options pick over all captures merged (emit_*.c); summarise each capture, and name any damage
+ * once per file, where the file and offset are known.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,29 +77,96 @@ static int report_damage(const char *path, const struct rep_capture *c)
 	}
 }
 
+/* Load every capture given; a file that cannot be opened at all ends the run. */
+static int load_all(const struct rep_opts *o, struct rep_capture **caps)
+{
+	int i;
+
+	for (i = 0; i < o->ninputs; i++) {
+		caps[i] = rep_capture__load(o->inputs[i]);
+		if (!caps[i])
+			return open_error(o->inputs[i], errno);
+	}
+	return 0;
+}
+
+/* The stack outputs: the emitter the options pick, over every capture merged. */
+static int run_emitter(const struct rep_opts *o, struct rep_capture **caps, struct rep_model *m)
+{
+	const struct emitter *e = rep_pick_emitter(o, caps[0]);
+	int err;
+
+	err = rep_emit_many(stdout, (const struct rep_capture *const *)caps, o->inputs,
+			    o->ninputs, o, e, m);
+	if (err)
+		fprintf(stderr, "stkreport: %s: %s\n", err == -EIO ? "standard output" : o->input,
+			strerror(-err));
+	return err;
+}
+
+static int run_svg(const struct rep_opts *o, struct rep_capture **caps, struct rep_model *m)
+{
+	int err = emit_svg_file(o->svg_out, (const struct rep_capture *const *)caps, o->inputs,
+				o->ninputs, o, m);
+
+	if (err)
+		fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, strerror(-err));
+	return err;
+}
+
 int rep_run(const struct rep_opts *o)
 {
 	struct rep_model m = { 0 };
-	struct rep_capture *c;
-	const struct emitter *e;
-	int err;
+	struct rep_capture **caps;
+	struct rep_filter *f;
+	int err, i;
 
-	c = rep_capture__load(o->input);
-	if (!c)
-		return open_error(o->input, errno);
-	e = rep_pick_emitter(o, rep_capture_is_profile(c));
-	err = rep_emit(stdout, c, o, e, &m);
-	if (err) {
-		fprintf(stderr, "stkreport: %s: %s\n", err == -EIO ? "standard output" : o->input,
-			strerror(-err));
-		goto out;
+	/* a bad --grep regex is a usage error: say it before reading anything */
+	f = rep_filter__new(o);
+	if (!f)
+		return -errno;
+	rep_filter__free(f);
+	caps = calloc(o->ninputs, sizeof(*caps));
+	if (!caps) {
+		fprintf(stderr, "stkreport: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	if (!o->quiet)
-		rep_summary(stderr, o->input, c, &m);
-	err = report_damage(o->input, c);
+	err = load_all(o, caps);
+	if (err)
+		goto out;
+	if (o->sql || o->sqlite_out)
+		err = rep_sql_run(caps, o->inputs, o->ninputs, o);
+	else if (o->pprof_out)
+		err = rep_pprof_write(o->pprof_out, caps, o->ninputs, o);
+	else if (o->diff)
+		err = rep_diff_run(caps, o->inputs, o, &m);
+	else if (o->svg_out)
+		err = run_svg(o, caps, &m);
+	else
+		err = run_emitter(o, caps, &m);
+	if (err)
+		goto out;
+	if (!o->quiet) {
+		/* --diff printed its own summary of the two captures */
+		for (i = 0; i < o->ninputs && !o->diff; i++)
+			rep_summary(stderr, o->inputs[i], caps[i], o->ninputs == 1 ? &m : NULL);
+		if (o->ninputs > 1 && !o->diff)
+			rep_summary_unnamed(stderr, &m);
+		if (!o->sql && !o->sqlite_out && !o->pprof_out && !o->diff)
+			rep_summary_filtered(stderr, o, caps, o->ninputs, &m);
+	}
+	/* every damaged capture is named; the first error decides the exit status */
+	for (i = 0; i < o->ninputs; i++) {
+		int e = report_damage(o->inputs[i], caps[i]);
+
+		if (e && !err)
+			err = e;
+	}
 out:
 	rep_model__clear(&m);
-	rep_capture__free(c);
+	for (i = 0; i < o->ninputs; i++)
+		rep_capture__free(caps[i]);
+	free(caps);
 	return err;
 }
 
@@ -109,7 +178,10 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
 		{ .perpid = true, .delimited = true, .offset = true, .verbose = true },
 		{ .timestamp = true, .annotations = true, .kernel_only = true },
 		{ .user_only = true, .delimited = true, .tree_min_pct = 1 },
+		{ .by = REP_BY_PROBE, .max_depth = 2, .lines = true, .timestamp = true },
+		{ .by = REP_BY_INTERVAL, .grep = "a|k", .time_from = { REP_TIME_REL, 1000000000 } },
 	};
+	uint32_t pids[] = { 100, 0 };
 	const struct emitter *const *e;
 	struct rep_capture *c;
 	unsigned int i;
@@ -123,6 +195,10 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
 
 		o.input = "fuzz";
 		o.no_objects = true;
+		if (o.by == REP_BY_INTERVAL) {
+			o.pids = pids;
+			o.npids = 2;
+		}
 		for (e = rep_emitters; *e && !err; e++) {
 			struct rep_model m = { 0 };
 

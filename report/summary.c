@@ -7,12 +7,17 @@
  *   # recorded: YYYY-MM-DD HH:MM:SS TZ, duration: S.SSS s, intervals: N
  *   # mode: count, probes: N
  *   # probe ID: SPEC (KIND, N attached): N events
- *   # events: N
+ *   # events: N                        (off-CPU captures: `# total off-CPU time: N us`)
  *   # lost: N LOSS-NAME                (one line per non-zero loss counter)
+ *   # dropped per CPU: cpu N: n, ...   (--snoop captures whose ring buffer overflowed)
  *   # unnamed frames: N (REASON: n, ...)   (only when N > 0, reasons by decreasing n)
+ *
+ * Several captures: one block per capture (without the unnamed line), then the unnamed line of
+ * the merged model. With filters, last: "# filters kept N of M events".
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "report.h"
@@ -103,19 +108,61 @@ static uint64_t probe_events(const struct rep_capture *c, uint32_t id)
 	return sum;
 }
 
+/* meta weight=us: an off-CPU capture, whose row counts are microseconds (stkrec --offcpu). */
+static bool weight_is_us(const struct rep_capture *c)
+{
+	const char *w = c->meta ? cap_meta_get(c->meta, "weight") : NULL;
+
+	return w && !strcmp(w, "us");
+}
+
+/* Kernel functions: meta probe.N.mechanism and probe.N.skipped (stkrec's record/meta.c). */
+static void print_kfunc_mechanism(FILE *out, const struct rep_capture *c, uint32_t id)
+{
+	char key[64];
+	const char *mech, *skipped;
+
+	snprintf(key, sizeof(key), "probe.%" PRIu32 ".mechanism", id);
+	mech = c->meta ? cap_meta_get(c->meta, key) : NULL;
+	if (!mech)
+		return;
+	snprintf(key, sizeof(key), "probe.%" PRIu32 ".skipped", id);
+	skipped = cap_meta_get(c->meta, key);
+	fprintf(out, "#   mechanism: %s, skipped: %s\n", mech, skipped ? skipped : "?");
+}
+
 static void print_probes(FILE *out, const struct rep_capture *c)
 {
 	uint32_t n = c->meta ? c->meta->nprobes : 0, i;
 
 	fprintf(out, "# mode: %s, probes: %" PRIu32 "\n",
-		rep_capture_is_profile(c) ? "profile" : "count", n);
+		weight_is_us(c) ? "offcpu" : rep_capture_is_profile(c) ? "profile" :
+		c->has_events ? "snoop" : "count", n);
 	for (i = 0; i < n; i++) {
 		const struct cap_probe *p = &c->meta->probes[i];
 
 		fprintf(out, "# probe %" PRIu32 ": %s (%s, %" PRIu32 " attached): %" PRIu64
-			" events\n", p->id, p->spec ? p->spec : "?", cap_probe_kind_name(p->kind),
-			p->nattached, probe_events(c, p->id));
+			" %s\n", p->id, p->spec ? p->spec : "?", cap_probe_kind_name(p->kind),
+			p->nattached, probe_events(c, p->id), weight_is_us(c) ? "us" : "events");
+		print_kfunc_mechanism(out, c, p->id);
 	}
+}
+
+/* --snoop: which CPUs lost events to a full ring buffer (snoop) */
+static void print_cpu_drops(FILE *out, const struct rep_capture *c)
+{
+	bool any = false;
+	uint32_t i;
+
+	for (i = 0; i < c->ncpus; i++) {
+		if (!c->cpu_dropped[i])
+			continue;
+		fprintf(out, "%s cpu %" PRIu32 ": %" PRIu64, any ? "," : "# dropped per CPU:", i,
+			c->cpu_dropped[i]);
+		any = true;
+	}
+	if (any)
+		fputs("\n", out);
 }
 
 static void print_unnamed(FILE *out, const struct rep_model *m)
@@ -150,9 +197,32 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		meta(c, "kernel"), meta(c, "arch"), meta(c, "ncpus"));
 	print_recorded(out, c);
 	print_probes(out, c);
-	fprintf(out, "# events: %" PRIu64 "\n", c->events);
+	if (weight_is_us(c))	/* --offcpu: counts are microseconds blocked (offcpu helper) */
+		fprintf(out, "# total off-CPU time: %" PRIu64 " us\n", c->events);
+	else
+		fprintf(out, "# events: %" PRIu64 "\n", c->events);
 	for (i = 0; i < CAP_LOSS__COUNT; i++)
 		if (c->losses[i])
 			fprintf(out, "# lost: %" PRIu64 " %s\n", c->losses[i], cap_loss_name(i));
+	print_cpu_drops(out, c);
 	print_unnamed(out, m);
+}
+
+void rep_summary_unnamed(FILE *out, const struct rep_model *m)
+{
+	print_unnamed(out, m);
+}
+
+void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_capture *const *caps,
+			  int n, const struct rep_model *m)
+{
+	uint64_t total = 0;
+	int i;
+
+	if (!o->npids && !o->comm && !o->probe && !o->grep && o->time_from.kind == REP_TIME_NONE &&
+	    o->time_to.kind == REP_TIME_NONE)
+		return;
+	for (i = 0; i < n; i++)
+		total += caps[i]->events;
+	fprintf(out, "# filters kept %" PRIu64 " of %" PRIu64 " events\n", m->kept_events, total);
 }

@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <elfutils/libdwelf.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "htab.h"
+#include "sym_internal.h"
 #include "symbolize.h"
 
 static const char *const reason_names[SYM_R__COUNT] = {
@@ -104,6 +106,9 @@ void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_re
 
 	if (!k || k->missing)
 		return set_unknown(res, SYM_R_NO_KSYMS);
+	/* kallsyms showed zeros (kptr_restrict): never a wrong name. The reason alone marks
+	 * these frames (the renderer prints them as kernel addresses); no module is set, since
+	 * -v would print it as a module offset */
 	if (k->hidden)
 		return set_unknown(res, SYM_R_KSYMS_HIDDEN);
 	if (!k->n || addr < k->syms[0].addr)
@@ -293,6 +298,79 @@ static int read_segments(Elf *elf, struct sym_elf *e)
 	return 0;
 }
 
+/* Bytes of the first section called name, other than SHT_NOBITS, or NULL. */
+static Elf_Data *section_data(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * MiniDebugInfo (.gnu_debugdata, as Fedora ships it): an xz-compressed ELF file whose .symtab
+ * holds the local functions that .dynsym lacks. Added to b; a damaged section adds nothing.
+ */
+static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found)
+{
+	/* a hostile capture may embed a decompression bomb: stop at the chunk limit */
+	const size_t limit = CAP_MAX_CHUNK_RAW * 4ull;
+	lzma_stream strm = LZMA_STREAM_INIT;
+	size_t cap = 0, before = b->n;
+	uint8_t *out = NULL;
+	Elf *inner = NULL;
+	GElf_Shdr shdr;
+	Elf_Data *d = section_data(elf, ".gnu_debugdata", &shdr);
+	lzma_ret ret;
+	int err = 0;
+
+	if (!d || !d->d_size || lzma_stream_decoder(&strm, limit, 0) != LZMA_OK)
+		return 0;
+	strm.next_in = d->d_buf;
+	strm.avail_in = d->d_size;
+	do {
+		if (!strm.avail_out) {
+			uint8_t *p;
+
+			if (cap >= limit)
+				goto out;
+			p = realloc(out, cap ? cap * 2 : 64 << 10);
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			out = p;
+			strm.next_out = out + cap;
+			strm.avail_out = cap ? cap : 64 << 10;
+			cap = cap ? cap * 2 : 64 << 10;
+		}
+		ret = lzma_code(&strm, LZMA_FINISH);
+	} while (ret == LZMA_OK);
+	if (ret != LZMA_STREAM_END)
+		goto out;
+	inner = elf_memory((char *)out, strm.total_out);
+	if (inner && elf_kind(inner) == ELF_K_ELF)
+		err = read_symbols(inner, SHT_SYMTAB, b);
+	*found = !err && b->n > before;
+out:
+	if (inner)
+		elf_end(inner);
+	lzma_end(&strm);
+	free(out);
+	return err;
+}
+
 static int collect_symbols(Elf *elf, struct sym_elf *e)
 {
 	struct sym_buf b = { 0 };
@@ -301,9 +379,13 @@ static int collect_symbols(Elf *elf, struct sym_elf *e)
 
 	err = read_symbols(elf, SHT_SYMTAB, &b);
 	e->full_symtab = b.n > 0;
-	/* a stripped binary keeps only .dynsym */
-	if (!err && !b.n)
+	/* a stripped binary keeps only .dynsym, perhaps with MiniDebugInfo beside it */
+	if (!err && !b.n) {
 		err = read_symbols(elf, SHT_DYNSYM, &b);
+		if (!err)
+			err = read_debugdata(elf, &b, &e->from_debugdata);
+		e->full_symtab = e->from_debugdata;
+	}
 	if (err)
 		goto out;
 	if (b.n)
@@ -332,33 +414,58 @@ out:
 	return err;
 }
 
-struct sym_elf *sym_elf__open(const char *path)
+/* .gnu_debuglink: the debug file's name, NUL-padded to 4 bytes, then its CRC32. */
+static int read_debuglink(Elf *elf, struct sym_elf *e)
+{
+	GElf_Shdr shdr;
+	Elf_Data *d = section_data(elf, ".gnu_debuglink", &shdr);
+	const char *name;
+	size_t len, crc_off;
+	uint32_t crc;
+
+	if (!d || !d->d_buf || d->d_size < 8)
+		return 0;
+	name = d->d_buf;
+	len = strnlen(name, d->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (!len || len == d->d_size || crc_off + 4 > d->d_size)
+		return 0;
+	memcpy(&crc, (const char *)d->d_buf + crc_off, 4);
+	/* the CRC is stored in the object's byte order */
+	if ((gelf_getclass(elf) == ELFCLASS32 || gelf_getclass(elf) == ELFCLASS64) &&
+	    elf_getident(elf, NULL)[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+						ELFDATA2LSB : ELFDATA2MSB))
+		crc = __builtin_bswap32(crc);
+	e->debuglink = strndup(name, len);
+	if (!e->debuglink)
+		return -ENOMEM;
+	e->debuglink_crc = crc;
+	return 0;
+}
+
+static bool has_debug_info(Elf *elf)
+{
+	GElf_Shdr shdr;
+
+	return section_data(elf, ".debug_info", &shdr) || section_data(elf, ".zdebug_info", &shdr);
+}
+
+/* Everything sym_elf holds, from an open Elf. NULL + errno. */
+static struct sym_elf *elf_read(Elf *elf)
 {
 	struct sym_elf *e = NULL;
 	const void *bid;
-	struct stat st;
-	Elf *elf = NULL;
 	ssize_t bid_len;
-	int fd, err = 0;
+	int err = 0;
 
-	/* a capture names the files: never block on a FIFO or read a device */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out;
+		errno = ENOEXEC;
+		return NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		err = -ENOMEM;
-		goto out;
+		errno = ENOMEM;
+		return NULL;
 	}
 	bid_len = dwelf_elf_gnu_build_id(elf, &bid);
 	if (bid_len > 0 && bid_len <= CAP_BUILD_ID_MAX) {
@@ -368,15 +475,67 @@ struct sym_elf *sym_elf__open(const char *path)
 	err = read_segments(elf, e);
 	if (!err)
 		err = collect_symbols(elf, e);
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	if (!err)
+		err = read_debuglink(elf, e);
+	e->has_dwarf = has_debug_info(elf);
 	if (err) {
 		sym_elf__close(e);
 		errno = -err;
 		return NULL;
 	}
+	return e;
+}
+
+struct sym_elf *sym_elf__open(const char *path)
+{
+	struct sym_elf *e = NULL;
+	struct stat st;
+	Elf *elf = NULL;
+	int fd, err = 0;
+
+	/* a capture names the files: never block on a FIFO or read a device */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = ENOEXEC;
+		goto out;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_read(elf);
+	if (!e)
+		err = errno;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	errno = err;
+	return e;
+}
+
+struct sym_elf *sym_elf__open_mem(const void *buf, size_t len)
+{
+	struct sym_elf *e;
+	Elf *elf;
+	void *copy;
+	int err;
+
+	/* libelf wants a writable image; the capture's bytes are not ours to touch */
+	copy = malloc(len ? len : 1);
+	if (!copy) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, buf, len);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(copy, len);
+	e = elf_read(elf);
+	err = e ? 0 : errno;
+	if (elf)
+		elf_end(elf);
+	free(copy);
+	errno = err;
 	return e;
 }
 
@@ -387,10 +546,13 @@ void sym_elf__close(struct sym_elf *e)
 	free(e->segs);
 	free(e->syms);
 	free(e->names);
+	free(e->debuglink);
 	free(e);
 }
 
 /* ---- user space ---------------------------------------------------------------------------- */
+
+#define MAX_INLINE 64u	/* inlined functions reported at one address */
 
 /* One (path, build-id) pair, opened once. */
 struct dso {
@@ -400,20 +562,96 @@ struct dso {
 	const char *module;		/* basename, into path */
 	struct sym_elf *elf;		/* NULL unless status == SYM_OK */
 	enum sym_reason status;
+	const struct cap_object *emb;	/* the embedded copy the symbols came from, or NULL */
+	bool files;			/* may look for files (a file mapping, files allowed) */
+	char *debuglink;		/* from the object or its record, NULL if none */
+	uint32_t debuglink_crc;
+	bool has_crc;
+	char *dwarf_file;		/* a matching file known to hold DWARF, or NULL */
+	struct sym_dwarf *dw;		/* opened on the first line or inline lookup */
+	void *dw_image;			/* copy of an embedded whole object dw reads */
+	bool dw_tried;
+	const char **dem;		/* demangled name per symbol, filled lazily */
 };
 
 struct sym_user {
-	const char *symfs;
-	bool open_files;
+	struct sym_user_opts o;
+	const struct cap_object **objs;	/* a copy of o.objects: index_embedded() swaps entries */
+	struct sym_finder *finder;	/* NULL when files are off limits */
+	struct sym_jit *jit;
 	struct dso *dsos;
 	uint32_t n, cap;
 	struct rep_htab index;		/* (path, build-id) -> dso */
+	struct rep_htab emb_index;	/* build-id -> embedded object (index into o.objects) */
 	/* mapping record -> dso, so a frame costs a pointer hash, not a path hash */
 	struct rep_htab map_index;
 	const struct cap_mapping **map_keys;
 	uint32_t *map_dso;
 	uint32_t nmaps, maps_cap;
+	struct rep_strtab names;	/* demangled names */
+	struct sym_inline inl[MAX_INLINE];	/* the last lookup's inline chain */
+	struct sym_dwarf_frame frames[MAX_INLINE];
 };
+
+/* a hostile length must not read past build_id[] */
+static uint32_t obj_bid_len(uint32_t len)
+{
+	return len > CAP_BUILD_ID_MAX ? CAP_BUILD_ID_MAX : len;
+}
+
+static uint32_t bid_len(const struct cap_mapping *m)
+{
+	return obj_bid_len(m->build_id_len);
+}
+
+struct emb_key {
+	const struct sym_user *u;
+	const uint8_t *id;
+	uint32_t len;
+};
+
+static bool emb_eq(const void *ctx, uint32_t val)
+{
+	const struct emb_key *k = ctx;
+	const struct cap_object *o = k->u->objs[val];
+
+	return obj_bid_len(o->build_id_len) == k->len && !memcmp(o->build_id, k->id, k->len);
+}
+
+static int64_t find_embedded(const struct sym_user *u, const uint8_t *id, uint32_t len)
+{
+	struct emb_key key = { u, id, len };
+	uint32_t val;
+
+	if (!len || !rep_htab__find(&u->emb_index, rep_hash_bytes(0, id, len), emb_eq, &key, &val))
+		return -1;
+	return val;
+}
+
+/* Index the embedded objects by build-id. Several captures may carry the same object: keep the
+ * first, unless a later one holds the whole file. */
+static int index_embedded(struct sym_user *u)
+{
+	uint32_t i;
+
+	for (i = 0; i < u->o.nobjects; i++) {
+		const struct cap_object *o = u->objs[i];
+		uint32_t len = obj_bid_len(o->build_id_len);
+		int64_t old = find_embedded(u, o->build_id, len);
+
+		if (!len)
+			continue;
+		if (old < 0) {
+			if (rep_htab__insert(&u->emb_index, rep_hash_bytes(0, o->build_id, len), i))
+				return -ENOMEM;
+		} else if ((o->flags & CAP_OBJ_F_WHOLE) &&
+			   !(u->objs[old]->flags & CAP_OBJ_F_WHOLE)) {
+			/* swap the record the index entry points at */
+			u->objs[old] = o;
+		}
+	}
+	return 0;
+}
 
 struct sym_user *sym_user__new(const struct sym_user_opts *o)
 {
@@ -421,9 +659,32 @@ struct sym_user *sym_user__new(const struct sym_user_opts *o)
 
 	if (!u)
 		return NULL;
-	u->symfs = o->symfs && *o->symfs ? o->symfs : NULL;
-	u->open_files = o->open_files;
+	u->o = *o;
+	if (u->o.symfs && !*u->o.symfs)
+		u->o.symfs = NULL;
+	if (o->nobjects && o->objects) {
+		u->objs = malloc(o->nobjects * sizeof(*u->objs));
+		if (!u->objs)
+			goto fail;
+		memcpy(u->objs, o->objects, o->nobjects * sizeof(*u->objs));
+	} else {
+		u->o.nobjects = 0;
+	}
+	if (index_embedded(u))
+		goto fail;
+	u->jit = sym_jit__new(o->perfmaps, o->perfmaps ? o->nperfmaps : 0);
+	if (!u->jit)
+		goto fail;
+	if (o->open_files) {
+		u->finder = sym_finder__new(&u->o);
+		if (!u->finder)
+			goto fail;
+	}
 	return u;
+fail:
+	sym_user__free(u);
+	errno = ENOMEM;
+	return NULL;
 }
 
 void sym_user__free(struct sym_user *u)
@@ -433,21 +694,27 @@ void sym_user__free(struct sym_user *u)
 	if (!u)
 		return;
 	for (i = 0; i < u->n; i++) {
-		sym_elf__close(u->dsos[i].elf);
-		free(u->dsos[i].path);
+		struct dso *d = &u->dsos[i];
+
+		sym_elf__close(d->elf);
+		sym_dwarf__close(d->dw);
+		free(d->dw_image);
+		free(d->path);
+		free(d->debuglink);
+		free(d->dwarf_file);
+		free(d->dem);
 	}
 	free(u->dsos);
 	rep_htab__clear(&u->index);
+	rep_htab__clear(&u->emb_index);
 	rep_htab__clear(&u->map_index);
+	rep_strtab__clear(&u->names);
 	free(u->map_keys);
 	free(u->map_dso);
+	free(u->objs);
+	sym_jit__free(u->jit);
+	sym_finder__free(u->finder);
 	free(u);
-}
-
-/* a hostile length must not read past build_id[] */
-static uint32_t bid_len(const struct cap_mapping *m)
-{
-	return m->build_id_len > CAP_BUILD_ID_MAX ? CAP_BUILD_ID_MAX : m->build_id_len;
 }
 
 struct dso_key {
@@ -465,89 +732,161 @@ static bool dso_eq(const void *ctx, uint32_t val)
 	       !strcmp(d->path, k->m->path);
 }
 
-static bool build_id_matches(const struct sym_elf *e, const struct cap_mapping *m)
+static int embedded_sym_cmp(const void *a, const void *b)
 {
-	/* without a recorded build-id nothing proves the file is the one that ran: accept only a
-	 * file that has none either */
-	return e->build_id_len == bid_len(m) && !memcmp(e->build_id, m->build_id, bid_len(m));
+	const struct sym_symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* as raw_sym_cmp: at one address a sized symbol first */
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
-/* Try one candidate file: SYM_OK (and *out set), SYM_R_NOT_FOUND or SYM_R_BUILD_ID. */
-static enum sym_reason try_candidate(const char *file, const struct cap_mapping *m,
-				     struct sym_elf **out)
+/* The symbols and segments of an embedded record (names borrowed from the record). */
+static struct sym_elf *elf_from_record(const struct cap_object *o)
 {
-	struct sym_elf *e = sym_elf__open(file);
+	struct sym_elf *e = calloc(1, sizeof(*e));
+	uint32_t i, n = 0;
 
 	if (!e)
-		return SYM_R_NOT_FOUND;
-	if (!build_id_matches(e, m)) {
+		return NULL;
+	e->segs = calloc(o->nsegs ? o->nsegs : 1, sizeof(*e->segs));
+	e->syms = calloc(o->nsyms ? o->nsyms : 1, sizeof(*e->syms));
+	if (!e->segs || !e->syms) {
 		sym_elf__close(e);
-		return SYM_R_BUILD_ID;
+		return NULL;
 	}
-	*out = e;
-	return SYM_OK;
+	for (i = 0; i < o->nsegs; i++) {
+		e->segs[i].offset = o->segs[i].offset;
+		e->segs[i].vaddr = o->segs[i].vaddr;
+		e->segs[i].filesz = o->segs[i].filesz;
+	}
+	e->nsegs = o->nsegs;
+	for (i = 0; i < o->nsyms; i++) {
+		if (!o->syms[i].name || !*o->syms[i].name)
+			continue;
+		e->syms[n].addr = o->syms[i].addr;
+		e->syms[n].size = o->syms[i].size;
+		e->syms[n].name = o->syms[i].name;
+		n++;
+	}
+	/* the writer sorts them, but a hostile file could break binary search */
+	qsort(e->syms, n, sizeof(*e->syms), embedded_sym_cmp);
+	for (i = 0; i < n; i++)
+		if (!e->nsyms || e->syms[e->nsyms - 1].addr != e->syms[i].addr)
+			e->syms[e->nsyms++] = e->syms[i];
+	e->full_symtab = o->flags & (CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGDATA);
+	e->build_id_len = obj_bid_len(o->build_id_len);
+	memcpy(e->build_id, o->build_id, e->build_id_len);
+	return e;
 }
 
-/*
- * A stripped object (only .dynsym: local functions unnamed) may have its .symtab in a separate
- * debug file, found by build-id as distributions install them (libc6-dbg, *-dbgsym):
- * [SYMFS]/usr/lib/debug/.build-id/xx/rest.debug. Its build-id must match too. Debug files keep
- * the object's virtual addresses, so only the symbols are taken; segments stay the object's.
- */
-static void take_debug_symbols(const struct sym_user *u, struct sym_elf *e,
-			       const struct cap_mapping *m)
+/* Symbols from the capture's own copy of the object. */
+static enum sym_reason open_embedded(struct dso *d, const struct cap_object *o)
 {
-	char hex[2 * CAP_BUILD_ID_MAX + 1], *file;
-	uint32_t i, len = bid_len(m), pass;
-
-	if (len < 2)
-		return;
-	for (i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
-	for (pass = u->symfs ? 0 : 1; pass < 2; pass++) {
-		struct sym_elf *dbg = NULL;
-
-		if (asprintf(&file, "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
-			     pass ? "" : u->symfs, hex, hex + 2) < 0)
-			return;
-		if (try_candidate(file, m, &dbg) == SYM_OK && dbg->full_symtab) {
-			free(e->syms);
-			free(e->names);
-			e->syms = dbg->syms;
-			e->nsyms = dbg->nsyms;
-			e->names = dbg->names;
-			e->full_symtab = true;
-			dbg->syms = NULL;
-			dbg->names = NULL;
+	d->emb = o;
+	if (o->debuglink && *o->debuglink)
+		d->debuglink = strdup(o->debuglink);
+	if ((o->flags & CAP_OBJ_F_WHOLE) && o->data && o->data_len) {
+		d->elf = sym_elf__open_mem(o->data, o->data_len);
+		if (!d->elf)
+			return SYM_R_NOT_FOUND;
+		/* a content-hash key cannot be checked against the bytes; a GNU build-id can */
+		if (!(o->flags & CAP_OBJ_F_PSEUDO_ID) &&
+		    (d->elf->build_id_len != d->build_id_len ||
+		     memcmp(d->elf->build_id, d->build_id, d->build_id_len))) {
+			sym_elf__close(d->elf);
+			d->elf = NULL;
+			return SYM_R_BUILD_ID;
 		}
-		sym_elf__close(dbg);
-		free(file);
-		if (e->full_symtab)
-			return;
+		return SYM_OK;
 	}
+	d->elf = elf_from_record(o);
+	return d->elf ? SYM_OK : SYM_R_NOT_FOUND;
 }
 
-static void open_dso(const struct sym_user *u, struct dso *d, const struct cap_mapping *m)
+static void want_of(const struct dso *d, struct sym_want *w)
 {
-	enum sym_reason r = SYM_R_NOT_FOUND, r2;
-	char *file;
+	*w = (struct sym_want){
+		.path = d->path,
+		.build_id = d->build_id,
+		.build_id_len = d->build_id_len,
+		.debuglink = d->debuglink,
+		.debuglink_crc = d->debuglink_crc,
+		.has_crc = d->has_crc,
+	};
+}
 
-	if (!u->open_files) {
-		d->status = SYM_R_NOT_FOUND;
+/* Symbols of a separate debug file replace the object's .dynsym (debug files keep the object's
+ * virtual addresses, so segments stay the object's). */
+static void take_symbols(struct sym_elf *e, struct sym_elf *dbg)
+{
+	free(e->syms);
+	free(e->names);
+	e->syms = dbg->syms;
+	e->nsyms = dbg->nsyms;
+	e->names = dbg->names;
+	e->full_symtab = true;
+	dbg->syms = NULL;
+	dbg->names = NULL;
+	dbg->nsyms = 0;
+}
+
+static void find_debug_symbols(struct sym_user *u, struct dso *d)
+{
+	struct sym_elf *dbg = NULL;
+	struct sym_want w;
+	char *file = NULL;
+
+	/* a debug file's program headers keep addresses but not file offsets (the sections are
+	 * NOBITS): without the object or its record nothing maps a frame into it */
+	if (!d->elf)
 		return;
+	want_of(d, &w);
+	if (sym_finder__debug(u->finder, &w, u->o.lines || u->o.inlines, &dbg, &file))
+		return;
+	if (dbg->has_dwarf && !d->dwarf_file) {
+		d->dwarf_file = file;
+		file = NULL;
 	}
-	if (u->symfs && asprintf(&file, "%s%s%s", u->symfs, m->path[0] == '/' ? "" : "/",
-				 m->path) >= 0) {
-		r = try_candidate(file, m, &d->elf);
+	if (dbg->full_symtab)
+		take_symbols(d->elf, dbg);
+	sym_elf__close(dbg);
+	free(file);
+}
+
+static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping *m)
+{
+	int64_t emb = find_embedded(u, d->build_id, d->build_id_len);
+	enum sym_reason r = SYM_R_NOT_FOUND;
+	char *file = NULL;
+
+	if (emb >= 0)
+		r = open_embedded(d, u->objs[emb]);
+	if (r != SYM_OK && d->files) {
+		r = sym_finder__object(u->finder, &(struct sym_want){
+			.path = d->path, .build_id = d->build_id, .build_id_len = d->build_id_len },
+			&d->elf, &file);
+		if (r == SYM_OK) {
+			if (d->elf->debuglink) {
+				free(d->debuglink);
+				d->debuglink = strdup(d->elf->debuglink);
+				d->debuglink_crc = d->elf->debuglink_crc;
+				d->has_crc = true;
+			}
+			if (d->elf->has_dwarf) {
+				d->dwarf_file = file;
+				file = NULL;
+			}
+		}
 		free(file);
 	}
-	if (r != SYM_OK) {
-		r2 = try_candidate(m->path, m, &d->elf);
-		/* a mismatch anywhere says more than "not found" elsewhere */
-		r = r2 == SYM_OK ? SYM_OK : (r == SYM_R_BUILD_ID ? r : r2);
-	}
-	if (r == SYM_OK && !d->elf->full_symtab)
-		take_debug_symbols(u, d->elf, m);
+	/* a stripped object (only .dynsym: local functions unnamed): a separate debug file of the
+	 * same build may have the full .symtab */
+	if (d->files && d->elf && !d->elf->full_symtab)
+		find_debug_symbols(u, d);
 	if (r == SYM_OK && !d->elf->nsyms)
 		r = SYM_R_NO_SYMBOLS;
 	d->status = r;
@@ -585,7 +924,9 @@ static struct dso *get_dso(struct sym_user *u, const struct cap_mapping *m)
 	d->build_id_len = len;
 	memcpy(d->build_id, m->build_id, len);
 	slash = strrchr(d->path, '/');
-	d->module = slash ? slash + 1 : d->path;
+	d->module = m->kind == CAP_MAP_VDSO ? "[vdso]" : slash ? slash + 1 : d->path;
+	/* the vdso and memfd objects exist only in the capture */
+	d->files = u->finder && m->kind == CAP_MAP_FILE;
 	u->n++;
 	open_dso(u, d, m);
 	return d;
@@ -621,6 +962,127 @@ static const char *special_module(const struct cap_mapping *m)
 	}
 }
 
+/* Mappings resolved through a dso: files, and the vdso or a memfd when the capture embeds them. */
+static bool has_dso(const struct sym_user *u, const struct cap_mapping *m)
+{
+	if (!m->path || !*m->path)
+		return false;
+	if (m->kind == CAP_MAP_FILE)
+		return true;
+	return (m->kind == CAP_MAP_VDSO || m->kind == CAP_MAP_MEMFD) &&
+	       find_embedded(u, m->build_id, bid_len(m)) >= 0;
+}
+
+/* name, demangled (and kept in u->names) unless told otherwise */
+static const char *display_name(struct sym_user *u, const char *name)
+{
+	char *dem;
+	int64_t id;
+
+	if (!u->o.demangle || !name)
+		return name;
+	dem = sym_demangle(name);
+	if (!dem)
+		return name;
+	id = rep_strtab__intern(&u->names, dem);
+	free(dem);
+	/* out of memory: the raw name is still a name */
+	return id < 0 ? name : rep_strtab__str(&u->names, id);
+}
+
+static const char *symbol_name(struct sym_user *u, struct dso *d, const struct sym_symbol *s)
+{
+	size_t i = s - d->elf->syms;
+
+	if (!u->o.demangle)
+		return s->name;
+	if (!d->dem)
+		d->dem = calloc(d->elf->nsyms, sizeof(*d->dem));
+	if (!d->dem)
+		return display_name(u, s->name);
+	if (!d->dem[i])
+		d->dem[i] = display_name(u, s->name);
+	return d->dem[i];
+}
+
+static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
+{
+	struct sym_elf *dbg = NULL;
+	struct sym_want w;
+	char *file = NULL;
+
+	if (d->dw_tried)
+		return d->dw;
+	d->dw_tried = true;
+	if (!d->dwarf_file && d->emb && (d->emb->flags & CAP_OBJ_F_WHOLE) && d->elf &&
+	    d->elf->has_dwarf) {
+		/* libdw reads the image for as long as it is open: keep a private copy */
+		d->dw_image = malloc(d->emb->data_len);
+		if (d->dw_image) {
+			memcpy(d->dw_image, d->emb->data, d->emb->data_len);
+			d->dw = sym_dwarf__open_mem(d->dw_image, d->emb->data_len);
+		}
+		return d->dw;
+	}
+	if (!d->dwarf_file && d->files) {
+		want_of(d, &w);
+		if (!sym_finder__debug(u->finder, &w, true, &dbg, &file) && dbg->has_dwarf) {
+			d->dwarf_file = file;
+			file = NULL;
+		}
+		sym_elf__close(dbg);
+		free(file);
+	}
+	if (d->dwarf_file)
+		d->dw = sym_dwarf__open(d->dwarf_file);
+	return d->dw;
+}
+
+/* Source position and inline chain of vaddr (the looked-up address) into res. */
+static void add_source(struct sym_user *u, struct dso *d, uint64_t vaddr, struct sym_result *res)
+{
+	struct sym_dwarf *dw = dso_dwarf(u, d);
+	const char *file;
+	uint32_t line, i;
+	int n;
+
+	if (!dw)
+		return;
+	n = sym_dwarf__lookup(dw, vaddr, u->frames, MAX_INLINE, &file, &line);
+	if (n < 0)
+		return;
+	if (u->o.lines) {
+		res->file = file;
+		res->line = line;
+	}
+	if (!u->o.inlines || !n)
+		return;
+	for (i = 0; i < (uint32_t)n; i++) {
+		u->inl[i].name = display_name(u, u->frames[i].name);
+		u->inl[i].file = u->o.lines ? u->frames[i].file : NULL;
+		u->inl[i].line = u->o.lines ? u->frames[i].line : 0;
+	}
+	res->ninl = n;
+	res->inl = u->inl;
+}
+
+static void lookup_jit(struct sym_user *u, const struct cap_process *proc,
+		       const struct cap_mapping *m, uint64_t addr, uint64_t look,
+		       struct sym_result *res)
+{
+	const struct sym_jit_proc *jp = sym_jit__proc(u->jit, proc->pid, proc->start_time);
+	const struct cap_symbol *s = sym_jit_proc__find(jp, look);
+
+	set_unknown(res, jp ? SYM_R_NO_SYMBOLS : SYM_R_SPECIAL);
+	res->module = special_module(m);
+	res->module_offset = addr - m->start + m->pgoff;
+	if (!s)
+		return;
+	res->reason = SYM_OK;
+	res->name = display_name(u, s->name);
+	res->offset = addr - s->addr;
+}
+
 void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64_t addr,
 		      bool is_return, struct sym_result *res)
 {
@@ -636,7 +1098,9 @@ void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64
 	if (!m)
 		return set_unknown(res, SYM_R_OUTSIDE);
 	off = addr - m->start + m->pgoff;
-	if (m->kind != CAP_MAP_FILE || !m->path || !*m->path) {
+	if (m->kind == CAP_MAP_ANON_EXEC)
+		return lookup_jit(u, proc, m, addr, look, res);
+	if (!has_dso(u, m)) {
 		set_unknown(res, SYM_R_SPECIAL);
 		res->module = special_module(m);
 		res->module_offset = off;
@@ -648,7 +1112,12 @@ void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64
 		return set_unknown(res, SYM_R_NOT_FOUND);
 	set_unknown(res, d->status);
 	res->module = d->module;
+	res->module_path = d->path;
 	res->module_offset = off;
+	if (d->build_id_len) {
+		res->build_id = d->build_id;
+		res->build_id_len = d->build_id_len;
+	}
 	if (d->status != SYM_OK)
 		return;
 	if (sym_segments_to_vaddr(d->elf->segs, d->elf->nsegs, look - m->start + m->pgoff,
@@ -662,9 +1131,11 @@ void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64
 		return;
 	}
 	res->reason = SYM_OK;
-	res->name = s->name;
+	res->name = symbol_name(u, d, s);
 	/* the printed offset is that of the raw address, as bcc prints it */
 	res->offset = vaddr + (addr - look) - s->addr;
+	if (u->o.lines || u->o.inlines)
+		add_source(u, d, vaddr, res);
 }
 
 struct map_key {
@@ -719,6 +1190,7 @@ int sym_user__locate(struct sym_user *u, const struct cap_process *proc, uint64_
 {
 	uint64_t look = is_return && addr ? addr - 1 : addr;
 	const struct cap_mapping *m;
+	const struct sym_jit_proc *jp;
 	int64_t idx;
 
 	*off = 0;
@@ -732,7 +1204,14 @@ int sym_user__locate(struct sym_user *u, const struct cap_process *proc, uint64_
 		return 0;
 	}
 	*off = addr - m->start + m->pgoff;
-	if (m->kind != CAP_MAP_FILE || !m->path || !*m->path) {
+	/* JIT code is named per process generation, by absolute address */
+	if (m->kind == CAP_MAP_ANON_EXEC &&
+	    (jp = sym_jit__proc(u->jit, proc->pid, proc->start_time))) {
+		*obj = jp;
+		*off = addr;
+		return 0;
+	}
+	if (!has_dso(u, m)) {
 		*obj = special_module(m);
 		return 0;
 	}

@@ -6,8 +6,12 @@
  * User frames: process record -> mapping containing the address -> file offset
  * (addr - start + pgoff) -> ELF virtual address through the PT_LOAD segment holding that offset
  * (the same math for PIE and non-PIE objects) -> symbol from .symtab, else .dynsym.
- * Objects are opened with libelf from SYMFS + path first, then the recorded path; a file whose GNU
- * build-id differs from the recorded one is never used. Objects are cached by (path, build-id).
+ * Objects come from the capture's embedded copies (OBJECTS records, by build-id) first, else from
+ * files: SYMFS + path, the recorded path, separate debug files (.build-id/xx/rest.debug,
+ * .gnu_debuglink), MiniDebugInfo, debuginfod (see docs/stkreport.1, "How symbols are found").
+ * A file whose GNU build-id differs from the recorded one is never used. Objects are cached by
+ * (path, build-id). Source lines and inlined functions come from libdw, names are demangled
+ * with libiberty, JIT frames are named from the capture's perf maps.
  *
  * A frame that cannot be named carries a reason (enum sym_reason) instead of a name.
  */
@@ -114,7 +118,11 @@ struct sym_elf {
 	char *names;
 	uint32_t build_id_len;
 	uint8_t build_id[CAP_BUILD_ID_MAX];
-	bool full_symtab;	/* symbols came from .symtab (else .dynsym or none) */
+	bool full_symtab;	/* symbols came from .symtab or .gnu_debugdata (else .dynsym) */
+	bool from_debugdata;	/* .gnu_debugdata (MiniDebugInfo) added the local functions */
+	bool has_dwarf;		/* the file has .debug_info (lines and inlines possible) */
+	char *debuglink;	/* .gnu_debuglink file name, or NULL */
+	uint32_t debuglink_crc;	/* its CRC32 of the debug file */
 };
 
 /* Read path. NULL with errno: open() errors, ENOEXEC not an ELF file, ENOMEM. */

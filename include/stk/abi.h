@@ -33,6 +33,12 @@ struct stk_key {
 	 * stkrec inserts this address as the stack's second frame. 0 for other probes.
 	 */
 	__u64 uret;
+	/*
+	 * kprobes only: the return address at the kernel stack pointer at function entry, the
+	 * direct caller; stkrec inserts it as the kernel stack's second frame when the kernel's
+	 * unwinder left it out. 0 for other probes.
+	 */
+	__u64 kret;
 };
 
 /* Indexes of the per-CPU stats array: events lost or damaged in BPF (see cap_loss). */
@@ -53,6 +59,26 @@ enum stk_stat {
  */
 struct stk_notify {
 	__u32 tgid;
+};
+
+/*
+ * --snoop: one ring-buffer record per event (72 bytes). The stacks travel as stack-map ids of
+ * generation `gen`: user space resolves them when it drains the interval, after the flip and
+ * grace period of docs/bpf.md 4, so the ids are still valid then (and a record stays small).
+ */
+struct stk_event {
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 uret;		/* as in struct stk_key */
+	__u64 kret;		/* as in struct stk_key */
+	__u32 tgid;
+	__u32 pid;		/* thread id */
+	__u32 probe;
+	__u32 cpu;
+	__s32 kstack;		/* stack id fields as in struct stk_key */
+	__s32 ustack;
+	__u32 gen;		/* generation of the stack map the ids belong to */
+	__u32 pad;
+	char comm[STK_COMM_LEN];
 };
 
 #endif /* STK_ABI_H */

@@ -153,7 +153,8 @@ static inline bool row_eq(const struct cap_row *r, const struct cap_row *s)
 {
 	return r->probe == s->probe && r->pid == s->pid && r->tid == s->tid &&
 	       r->flags == s->flags && !strcmp(r->comm, s->comm) && r->kstack == s->kstack &&
-	       r->ustack == s->ustack && r->count == s->count;
+	       r->ustack == s->ustack && r->count == s->count && r->ts_ns == s->ts_ns &&
+	       r->cpu == s->cpu;
 }
 
 static inline const char *interval_diff(const struct cap_interval *p,
@@ -176,6 +177,65 @@ static inline const char *interval_diff(const struct cap_interval *p,
 	return NULL;
 }
 
+static inline const char *losses_diff(const struct cap_losses *a, const struct cap_losses *b)
+{
+	if (a->interval_seq != b->interval_seq ||
+	    memcmp(a->counts, b->counts, sizeof(a->counts)))
+		return DIFF("losses");
+	if (a->ncpus != b->ncpus ||
+	    (a->ncpus && memcmp(a->cpu_dropped, b->cpu_dropped, a->ncpus * sizeof(uint64_t))))
+		return DIFF("losses per cpu (ncpus %u, %u)", a->ncpus, b->ncpus);
+	return NULL;
+}
+
+static inline const char *symbols_diff(const char *what, const struct cap_symbol *a, uint32_t na,
+				       const struct cap_symbol *b, uint32_t nb)
+{
+	uint32_t i;
+
+	if (na != nb)
+		return DIFF("%s: %u symbols, %u", what, na, nb);
+	for (i = 0; i < na; i++)
+		if (a[i].addr != b[i].addr || a[i].size != b[i].size ||
+		    !str_eq_empty(a[i].name, b[i].name))
+			return DIFF("%s: symbol %u", what, i);
+	return NULL;
+}
+
+static inline const char *objects_diff(const struct cap_objects *a, const struct cap_objects *b)
+{
+	const char *d;
+	uint32_t i;
+
+	if (a->count != b->count)
+		return DIFF("objects count");
+	for (i = 0; i < a->count; i++) {
+		const struct cap_object *o = &a->objs[i], *q = &b->objs[i];
+
+		if (o->flags != q->flags || o->build_id_len != q->build_id_len ||
+		    memcmp(o->build_id, q->build_id, o->build_id_len) ||
+		    !str_eq_empty(o->path, q->path) || !str_eq_empty(o->debuglink, q->debuglink))
+			return DIFF("object %u header", i);
+		if (o->nsegs != q->nsegs ||
+		    (o->nsegs && memcmp(o->segs, q->segs, o->nsegs * sizeof(*o->segs))))
+			return DIFF("object %u segments", i);
+		d = symbols_diff("object", o->syms, o->nsyms, q->syms, q->nsyms);
+		if (d)
+			return d;
+		if (o->data_len != q->data_len ||
+		    (o->data_len && memcmp(o->data, q->data, (size_t)o->data_len)))
+			return DIFF("object %u data", i);
+	}
+	return NULL;
+}
+
+static inline const char *perfmap_diff(const struct cap_perfmap *a, const struct cap_perfmap *b)
+{
+	if (a->pid != b->pid || a->start_time != b->start_time)
+		return DIFF("perfmap pid/start_time");
+	return symbols_diff("perfmap", a->syms, a->count, b->syms, b->count);
+}
+
 static inline const char *record_diff(const struct cap_record *a, const struct cap_record *b)
 {
 	if (a->type != b->type)
@@ -188,12 +248,14 @@ static inline const char *record_diff(const struct cap_record *a, const struct c
 	case CAP_CHUNK_PROCS:
 		return procs_diff(&a->procs, &b->procs);
 	case CAP_CHUNK_INTERVAL:
+	case CAP_CHUNK_EVENTS:
 		return interval_diff(&a->interval, &b->interval);
 	case CAP_CHUNK_LOSSES:
-		if (a->losses.interval_seq != b->losses.interval_seq ||
-		    memcmp(a->losses.counts, b->losses.counts, sizeof(a->losses.counts)))
-			return DIFF("losses");
-		return NULL;
+		return losses_diff(&a->losses, &b->losses);
+	case CAP_CHUNK_OBJECTS:
+		return objects_diff(&a->objects, &b->objects);
+	case CAP_CHUNK_PERFMAP:
+		return perfmap_diff(&a->perfmap, &b->perfmap);
 	case CAP_CHUNK_END:
 		if (a->end.nintervals != b->end.nintervals || a->end.end_ns != b->end.end_ns ||
 		    a->end.events != b->end.events)

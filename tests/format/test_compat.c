@@ -4,13 +4,16 @@
  * tests/format/compat/ was written once from a frozen sample set and is committed; this test
  * reads it with today's reader and compares every field.
  *
- *   test_compat                 check tests/format/compat/v1.0.stk (run from the repo root)
+ *   test_compat                 check tests/format/compat/v1.*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
+ * v1.1.stk was written once by tests/tools/mkcompat from samples_v1_1.h.
  */
 #include "helpers.h"
 #include "samples.h"
+#include "samples_v1_1.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
+#define V1_1_PATH "tests/format/compat/v1.1.stk"
 
 static int write_sample(const char *path)
 {
@@ -34,6 +37,85 @@ static int write_sample(const char *path)
 	if (err)
 		fprintf(stderr, "test_compat: %s: %s\n", path, strerror(-err));
 	return !!err;
+}
+
+/*
+ * format 1.1: every record against samples_v1_1.h, then the values written out as literals, so
+ * an edit of the frozen samples would not go unnoticed.
+ */
+static void check_v1_1(void)
+{
+	struct cap_record recs[SAMPLE11_NRECORDS], *got[SAMPLE11_NRECORDS] = { 0 };
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	uint16_t major, minor, events_flags = 0;
+	char name[64], why[128];
+	int i, ret;
+
+	sample11_records(recs);
+	r = cap_reader__open(V1_1_PATH);
+	if (!T_CHECK("compat 1.1 opens", r, "%s: %s", V1_1_PATH, strerror(errno)))
+		return;
+	cap_reader__version(r, &major, &minor);
+	T_CHECK("compat 1.1 version", major == 1 && minor == 1, "%u.%u", major, minor);
+	for (i = 0; i < SAMPLE11_NRECORDS; i++) {
+		snprintf(name, sizeof(name), "compat 1.1 record %d", i);
+		ret = cap_reader__next(r, &ch);
+		if (ret != 1) {
+			T_FAIL(name, "next returned %d", ret);
+			break;
+		}
+		if (ch.type == CAP_CHUNK_EVENTS)
+			events_flags = ch.flags;
+		ret = cap_record__decode(&ch, &got[i]);
+		if (ret) {
+			T_FAIL(name, "decode: %s", strerror(-ret));
+			continue;
+		}
+		T_CHECK(name, ch.index == (uint32_t)i &&
+			record_eq(&recs[i], got[i], why, sizeof(why)),
+			"chunk %u: %s", ch.index, why);
+	}
+	T_EQ_INT("compat 1.1 clean end (unknown optional chunk skipped)", 0,
+		 cap_reader__next(r, &ch));
+	T_EQ_INT("compat 1.1 EVENTS chunk is mandatory", CAP_CHUNK_F_MANDATORY, events_flags);
+	if (got[6] && got[7] && got[3] && got[4] && got[8]) {
+		const struct cap_row *row = &got[6]->interval.rows[2];
+		const struct cap_losses *l = &got[7]->losses;
+		const struct cap_object *o = &got[3]->objects.objs[1];
+
+		T_CHECK("compat 1.1 literal: events row 2",
+			got[6]->type == CAP_CHUNK_EVENTS && row->ts_ns == 6000000002ull &&
+			row->cpu == 4095 && row->ustack == 2 && row->count == 1, "ts %" PRIu64
+			" cpu %u", row->ts_ns, row->cpu);
+		T_CHECK("compat 1.1 literal: per-cpu drops",
+			l->ncpus == 4 && l->cpu_dropped[0] == 5 && l->cpu_dropped[1] == 0 &&
+			l->cpu_dropped[2] == 1000000 && l->cpu_dropped[3] == 7 &&
+			l->counts[CAP_LOSS_EVENTS_DROPPED] == 1000012, "ncpus %u", l->ncpus);
+		T_CHECK("compat 1.1 literal: whole object",
+			o->flags == (CAP_OBJ_F_DYNSYM | CAP_OBJ_F_WHOLE | CAP_OBJ_F_PSEUDO_ID) &&
+			o->data_len == 64 && o->data[0] == 0x7f && o->data[26] == 0xfd &&
+			o->data[63] == 11 && o->build_id_len == 16 && o->build_id[15] == 0x10 &&
+			!strcmp(o->path, "/usr/lib/libnoid.so"), "flags %#x len %" PRIu64,
+			o->flags, o->data_len);
+		T_CHECK("compat 1.1 literal: symtab object",
+			got[3]->objects.objs[0].nsyms == 4 &&
+			!strcmp(got[3]->objects.objs[0].syms[1].name, "_ZN3app5serveEv") &&
+			got[3]->objects.objs[0].segs[1].memsz == 0x4000 &&
+			!strcmp(got[3]->objects.objs[0].debuglink, "server.debug") &&
+			!got[3]->objects.objs[0].data, "values differ");
+		T_CHECK("compat 1.1 literal: perfmap in file order",
+			got[4]->perfmap.count == 3 && got[4]->perfmap.pid == 3100 &&
+			!strcmp(got[4]->perfmap.syms[0].name, "jit_old") &&
+			!strcmp(got[4]->perfmap.syms[2].name, "jit_new") &&
+			got[4]->perfmap.syms[1].addr == 0x7f1000000000ull, "values differ");
+		T_CHECK("compat 1.1 literal: second ksyms", got[8]->ksyms.count == 3 &&
+			!strcmp(got[8]->ksyms.syms[2].module, "nf_tables"), "values differ");
+	}
+	T_EQ_STR("compat 1.1 literal: meta mode", "snoop", cap_meta_get(&recs[0].meta, "mode"));
+	for (i = 0; i < SAMPLE11_NRECORDS; i++)
+		cap_record__free(got[i]);
+	cap_reader__close(r);
 }
 
 int main(int argc, char **argv)
@@ -79,5 +161,6 @@ int main(int argc, char **argv)
 		 cap_reader__next(r, &ch));
 	T_EQ_INT("compat 1.0 last chunk returned is 5", 5, cap_reader__chunk_index(r));
 	cap_reader__close(r);
+	check_v1_1();
 	T_EXIT();
 }

@@ -52,13 +52,14 @@ static uint64_t walk_record(const struct cap_record *rec)
 							 p->maps[j].build_id_len - 1 : 0];
 		}
 		break;
-	case CAP_CHUNK_INTERVAL: {
+	case CAP_CHUNK_INTERVAL:
+	case CAP_CHUNK_EVENTS: {
 		const struct cap_interval *iv = &rec->interval;
 
 		for (i = 0; i < iv->nrows; i++) {
 			const struct cap_row *r = &iv->rows[i];
 
-			h += strlen(r->comm) + r->count;
+			h += strlen(r->comm) + r->count + r->ts_ns + r->cpu;
 			if (r->kstack != CAP_NO_STACK)
 				for (j = 0; j < iv->kstacks[r->kstack - 1].nips; j++)
 					h += iv->kstacks[r->kstack - 1].ips[j];
@@ -71,6 +72,26 @@ static uint64_t walk_record(const struct cap_record *rec)
 	case CAP_CHUNK_LOSSES:
 		for (i = 0; i < CAP_LOSS__COUNT; i++)
 			h += rec->losses.counts[i] + strlen(cap_loss_name(i));
+		for (i = 0; i < rec->losses.ncpus; i++)
+			h += rec->losses.cpu_dropped[i];
+		break;
+	case CAP_CHUNK_OBJECTS:
+		for (i = 0; i < rec->objects.count; i++) {
+			const struct cap_object *o = &rec->objects.objs[i];
+
+			h += strlen(o->path) + strlen(o->debuglink) +
+			     o->build_id[o->build_id_len ? o->build_id_len - 1 : 0];
+			for (j = 0; j < o->nsegs; j++)
+				h += o->segs[j].offset + o->segs[j].memsz;
+			for (j = 0; j < o->nsyms; j++)
+				h += o->syms[j].addr + strlen(o->syms[j].name);
+			if (o->data_len)
+				h += o->data[0] + o->data[o->data_len - 1];
+		}
+		break;
+	case CAP_CHUNK_PERFMAP:
+		for (i = 0; i < rec->perfmap.count; i++)
+			h += rec->perfmap.syms[i].addr + strlen(rec->perfmap.syms[i].name);
 		break;
 	case CAP_CHUNK_END:
 		h += rec->end.events;
@@ -126,7 +147,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (report_sink())
 			sink += rep_fuzz_one(data, size, report_sink());
 	} else if (size >= 1) {
-		ch = (struct cap_chunk){ .type = 1 + data[0] % 7, .len = (uint32_t)(size - 1),
+		/* Byte 0 modulo the number of types: 0..5 kept their 1.0 meaning (corpus files). */
+		ch = (struct cap_chunk){ .type = 1 + data[0] % CAP_CHUNK_PERFMAP,
+					 .len = (uint32_t)(size - 1),
 					 .data = data + 1 };
 		sink += decode_and_walk(&ch);
 		/* And once through the reader, for its header checks on non-captures. */

@@ -18,6 +18,7 @@ struct totals {
 	uint64_t per_probe[MAX_PROBES];
 	uint64_t events, losses[CAP_LOSS__COUNT];
 	uint32_t intervals, procs, rows;
+	uint32_t event_chunks, objects, perfmap_syms;	/* 1.1; printed only when non-zero */
 	int ended;
 };
 
@@ -64,10 +65,12 @@ static void dump_stack(const char *what, uint32_t i, const struct cap_stack *s)
 	printf("\n");
 }
 
-static void dump_interval(const struct cap_interval *iv, int summary)
+/* INTERVAL, and EVENTS (1.1) whose rows add ts= and cpu= at the end of the line. */
+static void dump_interval(const struct cap_interval *iv, int events, int summary)
 {
-	printf("interval seq=%u start=%" PRIu64 " end=%" PRIu64 " rows=%u kstacks=%u ustacks=%u\n",
-	       iv->seq, iv->start_ns, iv->end_ns, iv->nrows, iv->nkstacks, iv->nustacks);
+	printf("%s seq=%u start=%" PRIu64 " end=%" PRIu64 " rows=%u kstacks=%u ustacks=%u\n",
+	       events ? "events" : "interval", iv->seq, iv->start_ns, iv->end_ns, iv->nrows,
+	       iv->nkstacks, iv->nustacks);
 	if (summary)
 		return;
 	for (uint32_t i = 0; i < iv->nkstacks; i++)
@@ -77,9 +80,45 @@ static void dump_interval(const struct cap_interval *iv, int summary)
 	for (uint32_t i = 0; i < iv->nrows; i++) {
 		const struct cap_row *r = &iv->rows[i];
 
-		printf("  row probe=%u pid=%u tid=%u comm=%s k=%u u=%u flags=%#x count=%" PRIu64 "\n",
+		printf("  row probe=%u pid=%u tid=%u comm=%s k=%u u=%u flags=%#x count=%" PRIu64,
 		       r->probe, r->pid, r->tid, r->comm, r->kstack, r->ustack, r->flags, r->count);
+		if (events)
+			printf(" ts=%" PRIu64 " cpu=%u", r->ts_ns, r->cpu);
+		printf("\n");
 	}
+}
+
+static void dump_symbols(const struct cap_symbol *syms, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		printf("  sym %" PRIx64 " size=%" PRIx64 " %s\n", syms[i].addr, syms[i].size,
+		       syms[i].name);
+}
+
+static void dump_objects(const struct cap_objects *os, int summary)
+{
+	for (uint32_t i = 0; i < os->count; i++) {
+		const struct cap_object *o = &os->objs[i];
+
+		printf("object flags=%#x bid=", o->flags);
+		hex(o->build_id, o->build_id_len);
+		printf(" path=%s debuglink=%s segs=%u syms=%u data=%" PRIu64 "\n", o->path,
+		       o->debuglink, o->nsegs, o->nsyms, o->data_len);
+		if (summary)
+			continue;
+		for (uint32_t j = 0; j < o->nsegs; j++)
+			printf("  seg offset=%" PRIx64 " vaddr=%" PRIx64 " filesz=%" PRIx64
+			       " memsz=%" PRIx64 "\n", o->segs[j].offset, o->segs[j].vaddr,
+			       o->segs[j].filesz, o->segs[j].memsz);
+		dump_symbols(o->syms, o->nsyms);
+	}
+}
+
+static void dump_perfmap(const struct cap_perfmap *pm, int summary)
+{
+	printf("perfmap pid=%u start=%" PRIu64 " syms=%u\n", pm->pid, pm->start_time, pm->count);
+	if (!summary)
+		dump_symbols(pm->syms, pm->count);
 }
 
 static void account(const struct cap_record *rec, struct totals *t)
@@ -89,7 +128,11 @@ static void account(const struct cap_record *rec, struct totals *t)
 		t->procs += rec->procs.count;
 		break;
 	case CAP_CHUNK_INTERVAL:
-		t->intervals++;
+	case CAP_CHUNK_EVENTS:
+		if (rec->type == CAP_CHUNK_EVENTS)
+			t->event_chunks++;
+		else
+			t->intervals++;
 		t->rows += rec->interval.nrows;
 		for (uint32_t i = 0; i < rec->interval.nrows; i++) {
 			const struct cap_row *r = &rec->interval.rows[i];
@@ -102,6 +145,12 @@ static void account(const struct cap_record *rec, struct totals *t)
 	case CAP_CHUNK_LOSSES:
 		for (int i = 0; i < CAP_LOSS__COUNT; i++)
 			t->losses[i] += rec->losses.counts[i];
+		break;
+	case CAP_CHUNK_OBJECTS:
+		t->objects += rec->objects.count;
+		break;
+	case CAP_CHUNK_PERFMAP:
+		t->perfmap_syms += rec->perfmap.count;
 		break;
 	case CAP_CHUNK_END:
 		t->ended = 1;
@@ -123,13 +172,26 @@ static void dump(const struct cap_record *rec, int summary)
 			dump_procs(&rec->procs);
 		break;
 	case CAP_CHUNK_INTERVAL:
-		dump_interval(&rec->interval, summary);
+		dump_interval(&rec->interval, 0, summary);
+		break;
+	case CAP_CHUNK_EVENTS:
+		dump_interval(&rec->interval, 1, summary);
+		break;
+	case CAP_CHUNK_OBJECTS:
+		dump_objects(&rec->objects, summary);
+		break;
+	case CAP_CHUNK_PERFMAP:
+		dump_perfmap(&rec->perfmap, summary);
 		break;
 	case CAP_CHUNK_LOSSES:
 		for (int i = 0; i < CAP_LOSS__COUNT; i++)
 			if (rec->losses.counts[i] && !summary)
 				printf("  loss interval=%u %s=%" PRIu64 "\n", rec->losses.interval_seq,
 				       cap_loss_name(i), rec->losses.counts[i]);
+		for (uint32_t cpu = 0; cpu < rec->losses.ncpus && !summary; cpu++)
+			if (rec->losses.cpu_dropped[cpu])
+				printf("  loss interval=%u cpu=%u events dropped=%" PRIu64 "\n",
+				       rec->losses.interval_seq, cpu, rec->losses.cpu_dropped[cpu]);
 		break;
 	case CAP_CHUNK_END:
 		printf("end nintervals=%u events=%" PRIu64 "\n", rec->end.nintervals,
@@ -142,6 +204,9 @@ static void print_totals(const struct totals *t)
 {
 	printf("total events=%" PRIu64 " intervals=%u rows=%u procs=%u end=%d\n", t->events,
 	       t->intervals, t->rows, t->procs, t->ended);
+	if (t->event_chunks || t->objects || t->perfmap_syms)
+		printf("total event_chunks=%u objects=%u perfmap_syms=%u\n", t->event_chunks,
+		       t->objects, t->perfmap_syms);
 	for (int i = 0; i < MAX_PROBES; i++)
 		if (t->per_probe[i])
 			printf("total probe=%d events=%" PRIu64 "\n", i, t->per_probe[i]);

@@ -132,19 +132,25 @@ static void put(struct out *o, struct cap_record *rec)
 	}
 }
 
-static void open_case(struct out *o, const char *name)
+/* Start writing GOLDEN_DIR/name/file. */
+static void open_case_file(struct out *o, const char *name, const char *file)
 {
 	char d[256];
 
 	snprintf(d, sizeof(d), "%s/%s", dir, name);
 	mkdir(d, 0755);
-	snprintf(o->path, sizeof(o->path), "%s/input.stk", d);
+	snprintf(o->path, sizeof(o->path), "%s/%s", d, file);
 	memset(o->interval_off, 0, sizeof(o->interval_off));
 	o->nintervals = 0;
 	o->events = 0;
 	o->w = cap_writer__open(o->path);
 	if (!o->w)
 		die(o->path, errno);
+}
+
+static void open_case(struct out *o, const char *name)
+{
+	open_case_file(o, name, "input.stk");
 }
 
 static void close_case(struct out *o, bool with_end)
@@ -161,11 +167,13 @@ static void close_case(struct out *o, bool with_end)
 	o->w = NULL;
 }
 
-static void put_meta(struct out *o, const char *mode, struct cap_probe *probes, uint32_t nprobes)
+/* Metadata of a capture from host; freq_hz NULL for none (it then is not written at all). */
+static void put_meta_host(struct out *o, const char *mode, struct cap_probe *probes,
+			  uint32_t nprobes, const char *host, const char *freq_hz)
 {
 	static char mono[32], real[32], start[32];
 	struct cap_kv kv[] = {
-		{ "host", "golden-host" },
+		{ "host", (char *)host },
 		{ "kernel", "6.1.0-golden" },
 		{ "arch", "x86_64" },
 		{ "ncpus", "4" },
@@ -179,17 +187,23 @@ static void put_meta(struct out *o, const char *mode, struct cap_probe *probes, 
 		{ "clock.mono_ns", mono },
 		{ "clock.real_ns", real },
 		{ "start.mono_ns", start },
+		{ "freq_hz", (char *)freq_hz },	/* last: left out when NULL */
 	};
 	struct cap_record rec = { .type = CAP_CHUNK_META };
 
 	snprintf(mono, sizeof(mono), "%llu", MONO0);
 	snprintf(real, sizeof(real), "%llu", REAL0);
 	snprintf(start, sizeof(start), "%llu", MONO0);
-	rec.meta.nkv = sizeof(kv) / sizeof(kv[0]);
+	rec.meta.nkv = sizeof(kv) / sizeof(kv[0]) - !freq_hz;
 	rec.meta.kv = kv;
 	rec.meta.nprobes = nprobes;
 	rec.meta.probes = probes;
 	put(o, &rec);
+}
+
+static void put_meta(struct out *o, const char *mode, struct cap_probe *probes, uint32_t nprobes)
+{
+	put_meta_host(o, mode, probes, nprobes, "golden-host", NULL);
 }
 
 /* Made-up kernel: addresses are arbitrary but fixed. */
@@ -479,6 +493,78 @@ static void case_unknown(struct out *o)
 	close_case(o, true);
 }
 
+/*
+ * Two hosts sampling the same program (tests/golden/merge): input.stk from web1 (2 intervals),
+ * web2.stk from web2 (1 interval), and before.stk, web1 a day earlier (1 interval, other shares),
+ * for --diff. Counts are chosen so that every total and share is exact.
+ */
+static void merge_capture(struct out *o, const char *file, const char *host, const char *freq,
+			  int which)
+{
+	static struct cap_mapping m100[1], m200[1];
+	struct cap_process procs[] = {
+		{ 100, 0, 5000, "burner", "/golden.elf", 1, m100 },
+		{ 200, 0, 6000, "burner-pie", "/golden-pie.elf", 1, m200 },
+	};
+	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	const uint64_t u_read[] = { at(&golden, "read_file", 0x30),
+				    at(&golden, "parse_config", 0x11),
+				    at(&golden, "main", 0x37), 0 };
+	const uint64_t u_chain_pie[] = { at(&pie, "stk_leaf", 9), at(&pie, "stk_mid", 0x10),
+					 at(&pie, "stk_top", 0x12), at(&pie, "main", 0x1a), 0 };
+	const uint64_t u_mid_pie[] = { at(&pie, "stk_mid", 0x3), at(&pie, "stk_top", 0x12),
+				       at(&pie, "main", 0x1a), 0 };
+	struct ivb b;
+	uint32_t kg, uc, ur, ucp, ump;
+
+	m100[0] = text_map(&golden);
+	m200[0] = text_map(&pie);
+	open_case_file(o, "merge", file);
+	put_meta_host(o, "profile", probes, 1, host, freq);
+	put_ksyms(o, false);
+	put_procs(o, procs, 2);
+	iv_begin(&b, 0);
+	kg = iv_stack(&b, true, k_getppid);
+	uc = iv_stack(&b, false, u_chain);
+	ur = iv_stack(&b, false, u_read);
+	ucp = iv_stack(&b, false, u_chain_pie);
+	ump = iv_stack(&b, false, u_mid_pie);
+	switch (which) {
+	case 0:	/* web1, interval 0: 30 chain, 10 read */
+		iv_row(&b, 0, 100, "burner", 0, uc, 0, 30);
+		iv_row(&b, 0, 100, "burner", 0, ur, 0, 10);
+		break;
+	case 1:	/* web2: 50 chain (pie), 15 mid, 5 read in a syscall */
+		iv_row(&b, 0, 200, "burner-pie", 0, ucp, 0, 50);
+		iv_row(&b, 0, 200, "burner-pie", 0, ump, 0, 15);
+		iv_row(&b, 0, 100, "burner", kg, ur, 0, 5);
+		break;
+	default:	/* before: 20 chain, 30 read */
+		iv_row(&b, 0, 100, "burner", 0, uc, 0, 20);
+		iv_row(&b, 0, 100, "burner", 0, ur, 0, 30);
+	}
+	iv_put(o, &b);
+	if (which == 0) {	/* web1, interval 1: 20 chain, 5 chain in a syscall */
+		iv_begin(&b, 1);
+		kg = iv_stack(&b, true, k_getppid);
+		uc = iv_stack(&b, false, u_chain);
+		iv_row(&b, 0, 100, "burner", 0, uc, 0, 20);
+		iv_row(&b, 0, 100, "burner", kg, uc, 0, 5);
+		iv_put(o, &b);
+	}
+	close_case(o, true);
+}
+
+static void case_merge(struct out *o)
+{
+	merge_capture(o, "input.stk", "web1", "49", 0);
+	merge_capture(o, "web2.stk", "web2", "49", 1);
+	merge_capture(o, "before.stk", "web1", "49", 2);
+}
+
 static void rewrite(const char *path, void (*edit)(uint8_t *buf, size_t *len, void *ctx), void *ctx)
 {
 	FILE *f = fopen(path, "rb");
@@ -537,6 +623,7 @@ int main(int argc, char **argv)
 	case_count(&o, "count", true);
 	case_profile(&o);
 	case_unknown(&o);
+	case_merge(&o);
 
 	/* recorder killed inside the second interval chunk */
 	case_count(&o, "truncated", false);

@@ -37,7 +37,7 @@ static struct cap_row rows[] = {
 
 static struct cap_interval iv = { 0, 0, 1000, 3, 1, 4, kst, ust, rows };
 static const struct cap_process *row_procs[4];
-static struct rep_interval ivs[] = { { &iv, row_procs, 0 } };
+static struct rep_interval ivs[] = { { .iv = &iv, .procs = row_procs, .ksyms = 0 } };
 
 static struct rep_capture capture(void)
 {
@@ -200,7 +200,7 @@ static void test_opts(void)
 	T_CHECK("test_rep_opts_filter_values", o.npids == 2 && o.pids[1] == 44 &&
 		o.by == REP_BY_COMM && o.time_from.kind == REP_TIME_REL &&
 		o.time_from.ns == 1500000000 && o.time_to.kind == REP_TIME_TOD &&
-		o.time_to.ns == 36002000000LL && o.max_depth == 7, "values not set");
+		o.time_to.ns == 36002000000000LL && o.max_depth == 7, "values not set");
 	rep_opts__free(&o);
 	/* usage errors print on stderr: keep the test output clean */
 	stderr = fopen("/dev/null", "w");

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: MIT
+/*
+ * objects.c: the object files behind executable mappings, opened when a process is first read
+ * and held open by descriptor until their OBJECTS record is written, so a binary that is deleted,
+ * replaced, or lives only in a container's mount namespace is still read from the right inode.
+ *
+ * Identity: the GNU build-id, or for an object without one a pseudo id (CRC32C of the first and
+ * last 4 KiB and the size; format.md, CAP_OBJ_F_PSEUDO_ID). The vdso is the same for every
+ * process of one kernel: stkrec reads its own once (getauxval(AT_SYSINFO_EHDR)).
+ *
+ * What an OBJECTS record holds (meta key `objects`):
+ *   symtabs (default)   segments, function symbols, debuglink of every object with hits; whole
+ *                       bytes of what cannot be found again (vdso, memfd, deleted) under a limit
+ *   none (--no-symtabs) only what cannot be found again: the vdso, memfd, deleted and
+ *                       namespace-only objects
+ *   whole (--embed-objects) every object with hits whole (under the limit), symbols too
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdwelf.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "rec.h"
+
+/*
+ * Whole files up to this size are embedded; one chunk decompresses to at most
+ * CAP_MAX_CHUNK_RAW (64 MiB), which must also hold the symbol table. Larger: symbols only.
+ */
+#define WHOLE_MAX (48u << 20)
+#define PSEUDO_SPAN 4096u
+
+struct rec_object {
+	uint64_t dev, inode;
+	int fd;			/* -1: unreadable, or closed once written */
+	uint32_t kind;		/* enum cap_map_kind */
+	uint32_t map_flags;	/* CAP_MAP_F_DELETED | _NS_PATH | _PSEUDO_ID | _NO_BUILD_ID */
+	uint32_t build_id_len;
+	uint8_t build_id[CAP_BUILD_ID_MAX];
+	char *path;
+	uint8_t *image;		/* the vdso: a copy of stkrec's own */
+	size_t image_len;
+	bool queued;		/* handed out by rec_procs__hit_objects() */
+};
+
+struct written_id {
+	uint32_t len;
+	uint8_t id[CAP_BUILD_ID_MAX];
+};
+
+struct rec_objects {
+	void *by_inode;		/* tsearch tree of struct rec_object, by (dev, inode) */
+	void *written;		/* tsearch tree of struct written_id */
+	struct rec_object *vdso;
+	bool warned;
+};
+
+static int cmp_object(const void *a, const void *b)
+{
+	const struct rec_object *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->inode < y->inode ? -1 : x->inode > y->inode;
+}
+
+static int cmp_written(const void *a, const void *b)
+{
+	const struct written_id *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->id, y->id, x->len);
+}
+
+static void free_object(void *p)
+{
+	struct rec_object *obj = p;
+
+	if (!obj)
+		return;
+	if (obj->fd >= 0)
+		close(obj->fd);
+	free(obj->path);
+	free(obj->image);
+	free(obj);
+}
+
+static struct rec_object *object_new(uint64_t dev, uint64_t inode, uint32_t kind, const char *path)
+{
+	struct rec_object *obj = calloc(1, sizeof(*obj));
+
+	if (!obj)
+		return NULL;
+	obj->dev = dev;
+	obj->inode = inode;
+	obj->kind = kind;
+	obj->fd = -1;
+	obj->path = strdup(path);
+	if (!obj->path) {
+		free(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static void gnu_build_id(Elf *e, struct rec_object *obj)
+{
+	const void *id;
+	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+
+	if (n > 0 && n <= (ssize_t)CAP_BUILD_ID_MAX) {
+		memcpy(obj->build_id, id, n);
+		obj->build_id_len = n;
+	}
+}
+
+/* The vdso image of this process: one [vdso] line of /proc/self/maps. */
+static struct rec_object *read_vdso(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char line[512], path[PATH_MAX];
+	struct cap_mapping m;
+	struct rec_object *obj = NULL;
+	FILE *f;
+	Elf *e;
+
+	if (!base)
+		return NULL;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return NULL;
+	while (!obj && fgets(line, sizeof(line), f)) {
+		if (rec_maps_line(line, &m, path, sizeof(path)) != 1 || m.kind != CAP_MAP_VDSO ||
+		    m.start != base)
+			continue;
+		obj = object_new(0, 0, CAP_MAP_VDSO, "[vdso]");
+		if (!obj)
+			break;
+		obj->image_len = m.end - m.start;
+		obj->image = malloc(obj->image_len);
+		if (!obj->image) {
+			free_object(obj);
+			obj = NULL;
+			break;
+		}
+		memcpy(obj->image, (const void *)base, obj->image_len);
+	}
+	fclose(f);
+	if (!obj)
+		return NULL;
+	e = elf_memory((char *)obj->image, obj->image_len);
+	gnu_build_id(e, obj);
+	if (e)
+		elf_end(e);
+	if (!obj->build_id_len)
+		obj->map_flags |= CAP_MAP_F_NO_BUILD_ID;
+	return obj;
+}
+
+/* One descriptor per object until it is written: allow as many as the hard limit lets us. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max && rl.rlim_cur < 65536) {
+		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+struct rec_objects *rec_objects__new(void)
+{
+	struct rec_objects *os = calloc(1, sizeof(*os));
+
+	if (!os)
+		return NULL;
+	elf_version(EV_CURRENT);
+	raise_fd_limit();
+	os->vdso = read_vdso();	/* NULL on an exotic system: vdso frames stay unnamed */
+	return os;
+}
+
+void rec_objects__free(struct rec_objects *os)
+{
+	if (!os)
+		return;
+	tdestroy(os->by_inode, free_object);
+	tdestroy(os->written, free);
+	free_object(os->vdso);
+	free(os);
+}
+
+/* ---- opening ------------------------------------------------------------------------------ */
+
+static int open_checked(const char *path, uint64_t dev, uint64_t inode)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || st.st_dev != dev || st.st_ino != inode) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * map_files/START-END is the mapped inode itself, whatever happened to its path (deleted,
+ * renamed over, another mount namespace, a memfd); it needs root. /proc/PID/root + path is the
+ * fallback, accepted only when dev/inode match the maps line.
+ */
+static int open_mapping(uint32_t pid, const struct cap_mapping *m)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || m->kind != CAP_MAP_FILE)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
+	return open_checked(path, m->dev, m->inode);
+}
+
+/* A content hash for objects without a GNU build-id: head, tail, size. */
+static void pseudo_id(int fd, struct rec_object *obj)
+{
+	uint8_t buf[PSEUDO_SPAN];
+	struct stat st;
+	uint32_t head, tail;
+	uint64_t size;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return;
+	size = st.st_size;
+	n = pread(fd, buf, sizeof(buf), 0);
+	head = cap_crc32c(0, buf, n > 0 ? (size_t)n : 0);
+	n = pread(fd, buf, sizeof(buf), size > PSEUDO_SPAN ? (off_t)(size - PSEUDO_SPAN) : 0);
+	tail = cap_crc32c(0, buf, n > 0 ? (size_t)n : 0);
+	memcpy(obj->build_id, &head, 4);
+	memcpy(obj->build_id + 4, &tail, 4);
+	for (int i = 0; i < 8; i++)
+		obj->build_id[8 + i] = size >> (8 * i);	/* little-endian, as the format */
+	obj->build_id_len = 16;
+	obj->map_flags |= CAP_MAP_F_PSEUDO_ID;
+}
+
+static void identify(struct rec_object *obj)
+{
+	Elf *e = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
+
+	gnu_build_id(e, obj);
+	if (e)
+		elf_end(e);
+	if (!obj->build_id_len)
+		pseudo_id(obj->fd, obj);
+}
+
+/* The host path names another file (or none): the path is valid only in the process's root. */
+static bool host_path_differs(const struct cap_mapping *m)
+{
+	struct stat st;
+
+	return stat(m->path, &st) || st.st_dev != m->dev || st.st_ino != m->inode;
+}
+
+static struct rec_object *open_object(uint32_t pid, const struct cap_mapping *m, bool other_ns)
+{
+	struct rec_object *obj = object_new(m->dev, m->inode, m->kind, m->path);
+
+	if (!obj)
+		return NULL;
+	obj->map_flags = m->flags & CAP_MAP_F_DELETED;
+	if (other_ns && m->kind == CAP_MAP_FILE && host_path_differs(m))
+		obj->map_flags |= CAP_MAP_F_NS_PATH;
+	obj->fd = open_mapping(pid, m);
+	if (obj->fd >= 0)
+		identify(obj);
+	if (!obj->build_id_len)
+		obj->map_flags |= CAP_MAP_F_NO_BUILD_ID;
+	return obj;
+}
+
+struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct cap_mapping *m,
+				    bool other_ns)
+{
+	struct rec_object key = { .dev = m->dev, .inode = m->inode }, *obj = NULL, **found;
+
+	if (m->kind == CAP_MAP_VDSO) {
+		/* A 32-bit process has another vdso: the size tells them apart. */
+		if (os->vdso && m->end - m->start == os->vdso->image_len)
+			obj = os->vdso;
+	} else if (m->kind == CAP_MAP_FILE || m->kind == CAP_MAP_MEMFD) {
+		found = tfind(&key, &os->by_inode, cmp_object);
+		obj = found ? *found : open_object(pid, m, other_ns);
+		/* Cached also when unreadable: the same (dev, inode) will not become readable. */
+		if (obj && !found && !tsearch(obj, &os->by_inode, cmp_object)) {
+			free_object(obj);
+			obj = NULL;
+		}
+	}
+	if (!obj) {
+		m->flags |= CAP_MAP_F_NO_BUILD_ID;
+		return NULL;
+	}
+	/* Deleted since first read: now it cannot be found again, embed it whole (if not yet). */
+	if (m->flags & CAP_MAP_F_DELETED)
+		obj->map_flags |= CAP_MAP_F_DELETED;
+	m->flags |= obj->map_flags & ~CAP_MAP_F_DELETED;
+	memcpy(m->build_id, obj->build_id, obj->build_id_len);
+	m->build_id_len = obj->build_id_len;
+	return obj->build_id_len ? obj : NULL;
+}
+
+bool rec_object__queue(struct rec_object *obj)
+{
+	if (obj->queued)
+		return false;
+	obj->queued = true;
+	return true;
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+static int cmp_symbol(const void *a, const void *b)
+{
+	const struct cap_symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Of aliases at one address, the one with a size first (it is kept). */
+	return (x->size == 0) - (y->size == 0);
+}
+
+static bool is_function(const GElf_Sym *s)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && s->st_shndx != SHN_UNDEF &&
+	       s->st_value;
+}
+
+static Elf_Scn *find_section(Elf *e, Elf64_Word type, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+static int read_symbols(Elf *e, struct cap_object *o)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(e, SHT_SYMTAB, &shdr);
+	Elf_Data *data;
+	uint32_t n = 0, kept = 0;
+	GElf_Sym sym;
+
+	o->flags |= CAP_OBJ_F_SYMTAB;
+	if (!scn) {
+		scn = find_section(e, SHT_DYNSYM, &shdr);
+		o->flags ^= CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM;
+	}
+	if (!scn || !shdr.sh_entsize || !(data = elf_getdata(scn, NULL))) {
+		o->flags &= ~(CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM);
+		return 0;
+	}
+	n = shdr.sh_size / shdr.sh_entsize;
+	o->syms = calloc(n ? n : 1, sizeof(*o->syms));
+	if (!o->syms)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, i, &sym) || !is_function(&sym))
+			continue;
+		name = elf_strptr(e, shdr.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		o->syms[o->nsyms].addr = sym.st_value;
+		o->syms[o->nsyms].size = sym.st_size;
+		o->syms[o->nsyms].name = (char *)name;	/* lent by e, which outlives the record */
+		o->nsyms++;
+	}
+	qsort(o->syms, o->nsyms, sizeof(*o->syms), cmp_symbol);
+	for (uint32_t i = 0; i < o->nsyms; i++)
+		if (!kept || o->syms[kept - 1].addr != o->syms[i].addr)
+			o->syms[kept++] = o->syms[i];
+	o->nsyms = kept;
+	return 0;
+}
+
+static int read_segments(Elf *e, struct cap_object *o)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e, &n))
+		return 0;
+	o->segs = calloc(n ? n : 1, sizeof(*o->segs));
+	if (!o->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		o->segs[o->nsegs++] = (struct cap_segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
+							    ph.p_memsz };
+	}
+	return 0;
+}
+
+enum embed { EMBED_NOTHING, EMBED_SYMBOLS, EMBED_WHOLE };
+
+/* What the options ask for this object (see the top of the file). */
+static enum embed embed_level(const struct rec_object *obj, const struct rec_opts *opts)
+{
+	bool lost_later = obj->kind == CAP_MAP_VDSO || obj->kind == CAP_MAP_MEMFD ||
+			  (obj->map_flags & CAP_MAP_F_DELETED);
+
+	if (opts->embed_objects || lost_later)
+		return EMBED_WHOLE;
+	if (opts->no_symtabs && !(obj->map_flags & CAP_MAP_F_NS_PATH))
+		return EMBED_NOTHING;
+	return EMBED_SYMBOLS;
+}
+
+static uint8_t *read_whole(const struct rec_object *obj, uint64_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+
+	if (obj->image) {
+		*len = obj->image_len;
+		return obj->image;
+	}
+	if (fstat(obj->fd, &st) || !st.st_size || (uint64_t)st.st_size > WHOLE_MAX)
+		return NULL;
+	buf = malloc(st.st_size);
+	if (!buf)
+		return NULL;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(obj->fd, buf + got, st.st_size - got, got);
+
+		if (n <= 0) {
+			free(buf);
+			return NULL;
+		}
+		got += n;
+	}
+	*len = got;
+	return buf;
+}
+
+static bool already_written(struct rec_objects *os, const struct rec_object *obj)
+{
+	struct written_id *w = calloc(1, sizeof(*w)), **found;
+
+	if (!w)
+		return false;
+	w->len = obj->build_id_len;
+	memcpy(w->id, obj->build_id, w->len);
+	found = tsearch(w, &os->written, cmp_written);
+	if (found && *found != w) {
+		free(w);
+		return true;
+	}
+	if (!found)
+		free(w);
+	return false;
+}
+
+/* Some format errors concern one object only (over the chunk limit): skip it, say so once. */
+static int object_error(struct rec_objects *os, const struct rec_object *obj, int err)
+{
+	if (err != -ENOTSUP && err != -EOVERFLOW && err != -EINVAL)
+		return err;
+	if (!os->warned && err != -ENOTSUP)
+		rec_err(err, "warning: cannot embed %s: %s", obj->path, strerror(-err));
+	os->warned = true;
+	return 0;
+}
+
+static int put_object(struct rec_objects *os, struct rec_object *obj, const struct rec_opts *opts,
+		      struct cap_writer *w)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_OBJECTS };
+	struct cap_object o = { 0 };
+	enum embed level = embed_level(obj, opts);
+	Elf *e = NULL;
+	int err = 0;
+
+	if (level == EMBED_NOTHING || (obj->fd < 0 && !obj->image) || already_written(os, obj))
+		return 0;
+	o.build_id_len = obj->build_id_len;
+	memcpy(o.build_id, obj->build_id, obj->build_id_len);
+	if (obj->map_flags & CAP_MAP_F_PSEUDO_ID)
+		o.flags |= CAP_OBJ_F_PSEUDO_ID;
+	o.path = obj->path;
+	o.debuglink = "";
+	e = obj->image ? elf_memory((char *)obj->image, obj->image_len) :
+			 elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		GElf_Word crc;
+		const char *link = dwelf_elf_gnu_debuglink(e, &crc);
+
+		o.debuglink = link ? (char *)link : "";
+		err = read_segments(e, &o);
+		if (!err)
+			err = read_symbols(e, &o);
+	}
+	if (!err && level == EMBED_WHOLE) {
+		o.data = read_whole(obj, &o.data_len);
+		if (o.data)
+			o.flags |= CAP_OBJ_F_WHOLE;
+	}
+	rec.objects.count = 1;
+	rec.objects.objs = &o;
+	if (!err)
+		err = object_error(os, obj, cap_writer__put(w, &rec));
+	if (o.data != obj->image)
+		free(o.data);
+	free(o.segs);
+	free(o.syms);
+	if (e)
+		elf_end(e);
+	return err;
+}
+
+int rec_objects__put(struct rec_objects *os, struct rec_object *const *objs, uint32_t n,
+		     const struct rec_opts *opts, struct cap_writer *w)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < n && !err; i++) {
+		err = put_object(os, objs[i], opts, w);
+		/* Written (or not wanted): the descriptor has done its job. */
+		if (objs[i]->fd >= 0) {
+			close(objs[i]->fd);
+			objs[i]->fd = -1;
+		}
+	}
+	return err;
+}
+
+const char *rec_objects_mode(const struct rec_opts *opts)
+{
+	return opts->embed_objects ? "whole" : opts->no_symtabs ? "none" : "symtabs";
+}

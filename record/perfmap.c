@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfmap.c: JIT symbols. A JIT writes /tmp/perf-PID.map ("START SIZE name", hex, one line per
+ * generated function; the perf convention) and appends to it as it compiles. stkrec opens the
+ * file of every process with rows, keeps the descriptor (the file is read to its end even after
+ * the process exited or the file was removed) and copies the lines added since the last interval
+ * into a PERFMAP record before the interval that may need them.
+ *
+ * A process in another mount namespace writes the file in its own /tmp, named with the pid it
+ * sees (the last NSpid of /proc/PID/status): it is opened under /proc/PID/root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rec.h"
+
+/* A perf map line longer than this is malformed (or a name no report would print). */
+#define LINE_MAX_LEN 4096
+
+struct perfmap {
+	uint32_t pid;
+	uint64_t start_time;
+	int fd;			/* -1: not found (yet) */
+	char *partial;		/* a line not complete yet */
+	size_t npartial;
+};
+
+struct rec_perfmaps {
+	void *maps;		/* tsearch tree of struct perfmap, by pid */
+	struct cap_symbol *syms;
+	uint32_t nsyms, cap;
+	struct cap_writer *w;	/* during a walk */
+	int err;
+};
+
+static int cmp_perfmap(const void *a, const void *b)
+{
+	uint32_t x = ((const struct perfmap *)a)->pid, y = ((const struct perfmap *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+struct rec_perfmaps *rec_perfmaps__new(void)
+{
+	return calloc(1, sizeof(struct rec_perfmaps));
+}
+
+static void free_perfmap(void *p)
+{
+	struct perfmap *m = p;
+
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m->partial);
+	free(m);
+}
+
+static void clear_syms(struct rec_perfmaps *pm)
+{
+	for (uint32_t i = 0; i < pm->nsyms; i++)
+		free(pm->syms[i].name);
+	pm->nsyms = 0;
+}
+
+void rec_perfmaps__free(struct rec_perfmaps *pm)
+{
+	if (!pm)
+		return;
+	tdestroy(pm->maps, free_perfmap);
+	clear_syms(pm);
+	free(pm->syms);
+	free(pm);
+}
+
+int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *name, size_t nsz)
+{
+	int pos = 0;
+	size_t n;
+
+	if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", start, size, &pos) != 2 || !pos)
+		return 0;
+	n = strcspn(line + pos, "\r\n");
+	if (!n || n >= nsz)
+		return 0;
+	memcpy(name, line + pos, n);
+	name[n] = 0;
+	return 1;
+}
+
+/* The pid the process sees itself as: the last field of "NSpid:" in /proc/PID/status. */
+static uint32_t ns_pid(uint32_t pid)
+{
+	char path[64], line[256];
+	uint32_t last = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			last = v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return last;
+}
+
+static int open_map_file(struct rec_procs *ps, uint32_t pid)
+{
+	char path[128];
+	uint64_t start;
+	bool other_ns = false;
+
+	rec_procs__info(ps, pid, &start, &other_ns);
+	if (other_ns)
+		snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pid, ns_pid(pid));
+	else
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int push_sym(struct rec_perfmaps *pm, uint64_t start, uint64_t size, const char *name)
+{
+	if (pm->nsyms == pm->cap) {
+		uint32_t cap = pm->cap ? pm->cap * 2 : 256;
+		struct cap_symbol *v = realloc(pm->syms, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pm->syms = v;
+		pm->cap = cap;
+	}
+	pm->syms[pm->nsyms].name = strdup(name);
+	if (!pm->syms[pm->nsyms].name)
+		return -ENOMEM;
+	pm->syms[pm->nsyms].addr = start;
+	pm->syms[pm->nsyms].size = size;
+	pm->nsyms++;
+	return 0;
+}
+
+static int parse_lines(struct rec_perfmaps *pm, struct perfmap *m, char *buf, size_t len)
+{
+	char name[LINE_MAX_LEN];
+	uint64_t start, size;
+	char *p = buf, *nl;
+	int err = 0;
+
+	while (!err && (nl = memchr(p, '\n', buf + len - p))) {
+		*nl = 0;
+		if (rec_perfmap_line(p, &start, &size, name, sizeof(name)) == 1)
+			err = push_sym(pm, start, size, name);
+		p = nl + 1;
+	}
+	/* Keep an incomplete last line for the next read (the JIT is writing it). */
+	m->npartial = buf + len - p;
+	if (m->npartial > LINE_MAX_LEN)
+		m->npartial = 0;
+	memmove(m->partial, p, m->npartial);
+	return err;
+}
+
+static int read_new(struct rec_perfmaps *pm, struct perfmap *m)
+{
+	char chunk[65536];
+	ssize_t n;
+	int err = 0;
+
+	while (!err && (n = read(m->fd, chunk, sizeof(chunk))) > 0) {
+		char *buf = realloc(m->partial, m->npartial + n + 1);
+
+		if (!buf)
+			return -ENOMEM;
+		m->partial = buf;
+		memcpy(buf + m->npartial, chunk, n);
+		err = parse_lines(pm, m, buf, m->npartial + n);
+	}
+	return err;
+}
+
+static int flush(struct rec_perfmaps *pm, const struct perfmap *m, struct cap_writer *w)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_PERFMAP };
+	int err;
+
+	if (!pm->nsyms)
+		return 0;
+	rec.perfmap.pid = m->pid;
+	rec.perfmap.start_time = m->start_time;
+	rec.perfmap.count = pm->nsyms;
+	rec.perfmap.syms = pm->syms;
+	err = cap_writer__put(w, &rec);
+	clear_syms(pm);
+	return err == -ENOTSUP ? 0 : err;	/* a format/ without PERFMAP yet */
+}
+
+static struct perfmap *track(struct rec_perfmaps *pm, uint32_t pid)
+{
+	struct perfmap key = { .pid = pid }, *m, **found = tfind(&key, &pm->maps, cmp_perfmap);
+
+	if (found)
+		return *found;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->pid = pid;
+	m->fd = -1;
+	if (!tsearch(m, &pm->maps, cmp_perfmap)) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Every process with rows: find its map file (pid reuse starts over). */
+static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
+			  const struct cap_interval *iv)
+{
+	for (uint32_t i = 0; i < iv->nrows; i++) {
+		uint32_t pid = iv->rows[i].pid;
+		bool other_ns;
+		uint64_t start = 0;
+		struct perfmap *m;
+
+		if (!pid || !iv->rows[i].ustack)
+			continue;
+		m = track(pm, pid);
+		if (!m)
+			return -ENOMEM;
+		rec_procs__info(ps, pid, &start, &other_ns);
+		if (m->fd >= 0 && start && m->start_time && start != m->start_time) {
+			close(m->fd);
+			m->fd = -1;
+			m->npartial = 0;
+		}
+		if (start)
+			m->start_time = start;
+		if (m->fd < 0)
+			m->fd = open_map_file(ps, pid);
+	}
+	return 0;
+}
+
+int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struct cap_interval *iv,
+		      struct cap_writer *w)
+{
+	struct perfmap **all = NULL;
+	uint32_t n = 0, cap = 0;
+	int err = look_for_files(pm, ps, iv);
+
+	/*
+	 * Only the files of this interval's processes: lines a JIT adds while it has no rows are
+	 * read before the first interval whose rows need them.
+	 */
+	for (uint32_t i = 0; !err && i < iv->nrows; i++) {
+		struct perfmap key = { .pid = iv->rows[i].pid }, **found;
+
+		found = tfind(&key, &pm->maps, cmp_perfmap);
+		if (!found || (*found)->fd < 0 || (n && all[n - 1] == *found))
+			continue;
+		if (n == cap) {
+			struct perfmap **v;
+
+			cap = cap ? cap * 2 : 16;
+			v = realloc(all, cap * sizeof(*v));
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			all = v;
+		}
+		all[n++] = *found;
+	}
+	for (uint32_t i = 0; !err && i < n; i++) {
+		err = read_new(pm, all[i]);
+		if (!err)
+			err = flush(pm, all[i], w);
+	}
+	clear_syms(pm);
+	free(all);
+	return err;
+}

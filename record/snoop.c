@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * snoop.c: --snoop, the per-event mode (bcc stacksnoop). BPF sends one struct stk_event per
+ * event through the `events` ring buffer, with stack-map ids instead of stacks; this file turns
+ * each into a row (ts_ns, cpu, count 1) as it arrives, and at each interval end moves the rows
+ * into one EVENTS batch whose stacks are deduplicated by content, like an INTERVAL's.
+ *
+ * Why the ids stay valid until they are read: an event names the generation g whose stack map
+ * holds its stacks. Stacks of g are deleted only at the drain after the flip away from g, and
+ * only after the grace period (rec_flip(): every program that read g has finished, so its event
+ * is in the ring buffer) and after the ring buffer was read to its end (docs/bpf.md 4).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "rec.h"
+#include <linux/types.h>
+
+#include "stk/abi.h"
+
+/*
+ * Events per batch before it is written early: a row encodes to about 70 bytes, so this stays
+ * well under CAP_MAX_CHUNK_RAW (64 MiB) and bounds the memory rows take (64 bytes each).
+ */
+#define SNOOP_MAX_ROWS 500000u
+
+/* What a stack id (of one generation) resolved to in the current batch. */
+struct slot {
+	uint64_t ret;		/* the uret/kret the stack was built with */
+	int32_t idx;		/* 1-based index in the batch's table; 0 not resolved yet */
+	uint32_t flags;		/* CAP_STACK_F_* of that stack */
+};
+
+struct rec_snoop {
+	struct rec_probe *probe;
+	const struct rec_maps *maps;
+	struct cap_row *rows;
+	uint32_t nrows, cap;
+	struct rec_stack_table *ktab, *utab;
+	struct slot *kslots[2], *uslots[2];	/* per generation, indexed by stack id */
+	uint64_t *buf;		/* one stack-map value */
+	uint64_t *with_ret;	/* a stack with the entry return address inserted */
+	uint64_t truncated[2];	/* events with a cut kernel / user stack, this batch */
+	int ncpus;
+	uint64_t *drops;	/* per-CPU values read from snoop_drops */
+	uint64_t *drops_prev;
+	uint64_t *drops_delta;
+	int err;		/* first failure inside the ring-buffer callback */
+};
+
+/*
+ * The batch's table index of stack `id` of generation g, with ret (the direct caller a
+ * frame-pointer walk misses at a probed function's entry) inserted as its second frame as
+ * snapshot.c does. The slot caches the last ret seen: a probed function is usually called from
+ * one place, so the map is read once per stack and batch, not once per event.
+ */
+static int stack_index(struct rec_snoop *s, unsigned int g, int32_t id, uint64_t ret,
+		       struct slot *slots, struct rec_stack_table *tab, uint32_t *flags)
+{
+	uint32_t depth = s->maps->depth, nips, f = 0;
+	struct slot *sl;
+	const uint64_t *ips = s->buf;
+	int idx;
+
+	if (id < 0 || (uint32_t)id >= s->maps->stack_entries)
+		return -ENOENT;
+	sl = &slots[id];
+	if (sl->idx && sl->ret == ret) {
+		*flags = sl->flags;
+		return sl->idx;
+	}
+	memset(s->buf, 0, depth * sizeof(*s->buf));
+	if (bpf_map_lookup_elem(s->maps->stacks_fd[g], &id, s->buf))
+		return -errno;
+	nips = rec_stack_depth(s->buf, depth);
+	if (nips == depth)
+		f |= CAP_STACK_F_TRUNCATED;
+	if (ret && nips >= 1 && (nips < 2 || s->buf[1] != ret)) {
+		s->with_ret[0] = s->buf[0];
+		s->with_ret[1] = ret;
+		memcpy(s->with_ret + 2, s->buf + 1, (nips - 1) * sizeof(*s->buf));
+		nips++;
+		ips = s->with_ret;
+	}
+	idx = rec_stack_table__add(tab, ips, nips, f);
+	if (idx > 0) {
+		sl->ret = ret;
+		sl->idx = idx;
+		sl->flags = f;
+		*flags = f;
+	}
+	return idx;
+}
+
+static bool stack_wanted(int32_t id)
+{
+	return id != STK_STACK_NOT_WANTED && id != STK_STACK_NONE;
+}
+
+/*
+ * One side of a row: a lookup error other than ENOENT (no such id: a collision in BPF, or an id
+ * that vanished) fails the run; ENOENT leaves the stack out and the row says it was lost.
+ */
+static int fill_stack(struct rec_snoop *s, unsigned int g, int32_t id, uint64_t ret, bool user,
+		      uint32_t *ref, uint32_t *row_flags)
+{
+	uint32_t flags = 0;
+	int idx = -ENOENT;
+
+	if (id >= 0)
+		idx = stack_index(s, g, id, ret, user ? s->uslots[g] : s->kslots[g],
+				  user ? s->utab : s->ktab, &flags);
+	if (idx < 0 && idx != -ENOENT)
+		return idx;
+	if (idx > 0) {
+		*ref = idx;
+		if (flags & CAP_STACK_F_TRUNCATED)
+			s->truncated[user]++;
+	} else if (stack_wanted(id)) {
+		*row_flags |= user ? CAP_ROW_F_USTACK_LOST : CAP_ROW_F_KSTACK_LOST;
+	}
+	return 0;
+}
+
+static int add_event(struct rec_snoop *s, const struct stk_event *e)
+{
+	unsigned int g = e->gen & 1;
+	struct cap_row *row;
+	int err;
+
+	if (s->nrows == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 4096;
+		struct cap_row *v = realloc(s->rows, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->rows = v;
+		s->cap = cap;
+	}
+	row = &s->rows[s->nrows];
+	memset(row, 0, sizeof(*row));
+	row->probe = e->probe;
+	row->pid = e->tgid;
+	row->tid = e->pid;
+	row->count = 1;
+	row->ts_ns = e->ts_ns;
+	row->cpu = e->cpu;
+	memcpy(row->comm, e->comm, sizeof(row->comm) - 1);
+	err = fill_stack(s, g, e->kstack, e->kret, false, &row->kstack, &row->flags);
+	if (!err)
+		err = fill_stack(s, g, e->ustack, e->uret, true, &row->ustack, &row->flags);
+	if (err)
+		return err;
+	s->nrows++;
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct rec_snoop *s = ctx;
+	int err;
+
+	if (len < sizeof(struct stk_event) || s->err)
+		return 0;
+	err = add_event(s, data);
+	if (err)
+		s->err = err;	/* reported by the next drain, which fails the run */
+	return 0;
+}
+
+struct rec_snoop *rec_snoop__new(struct rec_probe *p)
+{
+	struct rec_snoop *s = calloc(1, sizeof(*s));
+	const struct rec_maps *m = rec_probe__maps(p);
+	bool ok;
+
+	if (!s)
+		return NULL;
+	s->probe = p;
+	s->maps = m;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus < 0 || (uint32_t)s->ncpus > CAP_MAX_CPUS)
+		s->ncpus = 0;
+	s->buf = calloc(m->depth, sizeof(*s->buf));
+	s->with_ret = calloc(m->depth + 1, sizeof(*s->with_ret));
+	s->ktab = rec_stack_table__new();
+	s->utab = rec_stack_table__new();
+	s->drops = calloc(s->ncpus + 1, sizeof(*s->drops));
+	s->drops_prev = calloc(s->ncpus + 1, sizeof(*s->drops_prev));
+	s->drops_delta = calloc(s->ncpus + 1, sizeof(*s->drops_delta));
+	ok = s->buf && s->with_ret && s->ktab && s->utab && s->drops && s->drops_prev &&
+	     s->drops_delta;
+	for (int g = 0; g < 2 && ok; g++) {
+		s->kslots[g] = calloc(m->stack_entries, sizeof(struct slot));
+		s->uslots[g] = calloc(m->stack_entries, sizeof(struct slot));
+		ok = s->kslots[g] && s->uslots[g];
+	}
+	if (!ok) {
+		rec_snoop__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	rec_probe__set_event_handler(p, on_event, s);
+	return s;
+}
+
+void rec_snoop__free(struct rec_snoop *s)
+{
+	if (!s)
+		return;
+	rec_probe__set_event_handler(s->probe, NULL, NULL);
+	free(s->rows);
+	rec_stack_table__free(s->ktab);
+	rec_stack_table__free(s->utab);
+	for (int g = 0; g < 2; g++) {
+		free(s->kslots[g]);
+		free(s->uslots[g]);
+	}
+	free(s->buf);
+	free(s->with_ret);
+	free(s->drops);
+	free(s->drops_prev);
+	free(s->drops_delta);
+	free(s);
+}
+
+bool rec_snoop__full(const struct rec_snoop *s)
+{
+	return s->nrows >= SNOOP_MAX_ROWS;
+}
+
+/* Rows sorted by time; equal times keep arrival order (the sort key includes it). */
+struct order {
+	uint64_t ts;
+	uint32_t i;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * One ring buffer serves every CPU in reservation order, and a timestamp is taken before the
+ * reservation: two CPUs may interleave. Sorting by time gives time order overall, hence per CPU.
+ */
+static int sort_rows(struct cap_row *rows, uint32_t n)
+{
+	struct order *o = malloc((n ? n : 1) * sizeof(*o));
+	struct cap_row *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+
+	if (!o || !sorted) {
+		free(o);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		o[i] = (struct order){ rows[i].ts_ns, i };
+	qsort(o, n, sizeof(*o), cmp_order);
+	for (uint32_t i = 0; i < n; i++)
+		sorted[i] = rows[o[i].i];
+	memcpy(rows, sorted, n * sizeof(*rows));
+	free(o);
+	free(sorted);
+	return 0;
+}
+
+/* Drops since the last drain, per CPU; the per-CPU array has one slot. */
+static int read_drops(struct rec_snoop *s, struct rec_drain_stats *st)
+{
+	uint32_t key = 0;
+	uint64_t sum = 0;
+
+	if (!s->ncpus)
+		return 0;
+	if (bpf_map_lookup_elem(s->maps->snoop_drops_fd, &key, s->drops))
+		return -errno;
+	for (int c = 0; c < s->ncpus; c++) {
+		s->drops_delta[c] = s->drops[c] - s->drops_prev[c];
+		s->drops_prev[c] = s->drops[c];
+		sum += s->drops_delta[c];
+	}
+	st->losses[CAP_LOSS_EVENTS_DROPPED] += sum;
+	if (sum) {
+		st->ncpus = s->ncpus;
+		st->cpu_dropped = s->drops_delta;
+	}
+	return 0;
+}
+
+/*
+ * Stack-trace map keys are ids, and get_next_key walks them in order from the given one: a
+ * deleted key is a valid starting point, so deleting while walking visits every id once.
+ */
+static void clear_stacks(int fd)
+{
+	uint32_t id, cur;
+	uint32_t *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &id)) {
+		bpf_map_delete_elem(fd, &id);
+		cur = id;
+		prev = &cur;
+	}
+}
+
+int rec_snoop__drain(struct rec_snoop *s, unsigned int g, struct cap_interval *iv,
+		     struct rec_drain_stats *st)
+{
+	int err;
+
+	/* Everything of generation g is in the ring buffer now (rec_flip's grace period). */
+	err = rec_probe__consume(s->probe);
+	if (err > 0)
+		err = 0;
+	if (!err)
+		err = s->err;
+	if (!err)
+		err = read_drops(s, st);
+	if (!err)
+		err = sort_rows(s->rows, s->nrows);
+	if (err)
+		return err;
+	iv->rows = s->rows;
+	iv->nrows = s->nrows;
+	/* events that came between the interval's end and the flip belong to it */
+	if (iv->nrows && iv->rows[iv->nrows - 1].ts_ns > iv->end_ns)
+		iv->end_ns = iv->rows[iv->nrows - 1].ts_ns;
+	s->rows = NULL;
+	s->nrows = s->cap = 0;
+	iv->nkstacks = rec_stack_table__take(s->ktab, &iv->kstacks);
+	iv->nustacks = rec_stack_table__take(s->utab, &iv->ustacks);
+	st->events += iv->nrows;
+	st->losses[CAP_LOSS_KSTACK_TRUNCATED] += s->truncated[0];
+	st->losses[CAP_LOSS_USTACK_TRUNCATED] += s->truncated[1];
+	s->truncated[0] = s->truncated[1] = 0;
+	/* The batch's table indexes die with it; g's ids die with its stack map. */
+	for (int i = 0; i < 2; i++) {
+		memset(s->kslots[i], 0, s->maps->stack_entries * sizeof(struct slot));
+		memset(s->uslots[i], 0, s->maps->stack_entries * sizeof(struct slot));
+	}
+	clear_stacks(s->maps->stacks_fd[g]);
+	return 0;
+}

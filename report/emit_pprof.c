@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emit_pprof.c: --pprof OUT.pb.gz: the captures as one pprof profile (profile.proto of
+ * github.com/google/pprof, proto3), gzipped, for pprof, Pyroscope, Parca and Grafana.
+ *
+ * The protobuf encoding is written by hand (varints and length-delimited fields, ~60 lines):
+ * Debian's protobuf-c needs code generated from the .proto for one message set, a build step and
+ * a library for what is a dozen field numbers here. tests/golden/pprof/profile.proto describes
+ * the fields; the tests decode our output with `protoc --decode` against it.
+ *
+ * Model: a location per (mapping, address), with one line per function at that address, the
+ * inlined ones first (innermost first, as profile.proto says: the last line is the caller the
+ * others were inlined into); a function per (name, source file); a mapping per executable
+ * mapping seen (start, end, offset, object), plus one for the kernel. Samples with the same
+ * locations and labels (pid, tid, comm, probe) merge across intervals.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "report.h"
+
+/* ---- protobuf writer ------------------------------------------------------------------------- */
+
+enum { PB_VARINT = 0, PB_LEN = 2 };
+
+struct pb {
+	uint8_t *buf;
+	size_t n, cap;
+	int err;		/* -ENOMEM once an append failed; later appends do nothing */
+};
+
+static void pb_put(struct pb *p, const void *data, size_t len)
+{
+	if (p->err)
+		return;
+	if (p->n + len > p->cap) {
+		size_t cap = p->cap ? p->cap : 256;
+		uint8_t *v;
+
+		while (cap < p->n + len)
+			cap *= 2;
+		v = realloc(p->buf, cap);
+		if (!v) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->buf = v;
+		p->cap = cap;
+	}
+	memcpy(p->buf + p->n, data, len);
+	p->n += len;
+}
+
+static void pb_varint(struct pb *p, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	pb_put(p, b, n);
+}
+
+/* An integer field (int64 and uint64 encode alike); zero is the default and is left out. */
+static void pb_int(struct pb *p, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_varint(p, (uint64_t)field << 3 | PB_VARINT);
+	pb_varint(p, v);
+}
+
+static void pb_bytes(struct pb *p, uint32_t field, const void *data, size_t len)
+{
+	pb_varint(p, (uint64_t)field << 3 | PB_LEN);
+	pb_varint(p, len);
+	pb_put(p, data, len);
+}
+
+/* A nested message: its bytes were built in sub, which is emptied for the next one. */
+static void pb_msg(struct pb *p, uint32_t field, struct pb *sub)
+{
+	if (sub->err)
+		p->err = sub->err;
+	pb_bytes(p, field, sub->buf, sub->n);
+	sub->n = 0;
+}
+
+/* ---- profile.proto field numbers ------------------------------------------------------------- */
+
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8, MAPPING_HAS_LINE_NUMBERS = 9,
+	MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+};
+
+/* ---- the profile being built ----------------------------------------------------------------- */
+
+struct sample {
+	uint32_t *locs;		/* location ids, leaf first */
+	uint32_t nlocs;
+	uint32_t pid, tid;
+	uint32_t comm, probe;	/* string ids */
+	uint64_t value;
+};
+
+struct builder {
+	const struct rep_opts *o;
+	struct rep_strtab strs;		/* the string table: id 0 is "" */
+	struct rep_strtab keys;		/* "kind:..." keys of functions, mappings, locations */
+	uint32_t *key_ids;		/* key id -> function, mapping or location id */
+	uint32_t key_ids_cap;
+	struct pb functions, mappings, locations, tmp, tmp2;
+	uint32_t nfunctions, nmappings, nlocations;
+	uint32_t kernel_mapping;
+	struct sample *samples;
+	uint32_t nsamples, samples_cap;
+	struct rep_htab sample_index;
+	uint32_t *locbuf;
+	uint32_t locbuf_cap;
+	char key[8192];
+};
+
+static int64_t str_id(struct builder *b, const char *s)
+{
+	return rep_strtab__intern(&b->strs, s ? s : "");
+}
+
+/*
+ * Look key up: *id is its object's id and the return value 0 when known; 1 when new (the caller
+ * then writes the object with id *id = ++*counter); -ENOMEM.
+ */
+static int key_lookup(struct builder *b, uint32_t *counter, uint32_t *id)
+{
+	uint32_t before = b->keys.n;
+	int64_t k = rep_strtab__intern(&b->keys, b->key);
+
+	if (k < 0)
+		return k;
+	if (b->keys.n == before) {
+		*id = b->key_ids[k];
+		return 0;
+	}
+	if (b->keys.n > b->key_ids_cap) {
+		uint32_t cap = b->key_ids_cap ? b->key_ids_cap * 2 : 1024;
+		uint32_t *v = realloc(b->key_ids, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->key_ids = v;
+		b->key_ids_cap = cap;
+	}
+	*id = b->key_ids[k] = ++*counter;
+	return 1;
+}
+
+static int function_id(struct builder *b, const char *name, const char *file, uint32_t *id)
+{
+	int64_t n, f;
+	int err;
+
+	snprintf(b->key, sizeof(b->key), "f:%s\n%s", name, file ? file : "");
+	err = key_lookup(b, &b->nfunctions, id);
+	if (err <= 0)
+		return err;
+	n = str_id(b, name);
+	f = str_id(b, file);
+	if (n < 0 || f < 0)
+		return -ENOMEM;
+	pb_int(&b->tmp2, FUNCTION_ID, *id);
+	pb_int(&b->tmp2, FUNCTION_NAME, n);
+	/* the raw (mangled) name is not kept apart from the demangled one by the symbolizer */
+	pb_int(&b->tmp2, FUNCTION_SYSTEM_NAME, n);
+	pb_int(&b->tmp2, FUNCTION_FILENAME, f);
+	pb_msg(&b->functions, PROFILE_FUNCTION, &b->tmp2);
+	return 0;
+}
+
+static void hex(char *out, const uint8_t *id, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && i < CAP_BUILD_ID_MAX; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * i] = 0;
+}
+
+static int put_mapping(struct builder *b, uint32_t id, uint64_t start, uint64_t limit,
+		       uint64_t off, const char *path, const char *build_id)
+{
+	int64_t f = str_id(b, path), bid = str_id(b, build_id);
+
+	if (f < 0 || bid < 0)
+		return -ENOMEM;
+	pb_int(&b->tmp, MAPPING_ID, id);
+	pb_int(&b->tmp, MAPPING_MEMORY_START, start);
+	pb_int(&b->tmp, MAPPING_MEMORY_LIMIT, limit);
+	pb_int(&b->tmp, MAPPING_FILE_OFFSET, off);
+	pb_int(&b->tmp, MAPPING_FILENAME, f);
+	pb_int(&b->tmp, MAPPING_BUILD_ID, bid);
+	pb_int(&b->tmp, MAPPING_HAS_FUNCTIONS, 1);
+	pb_msg(&b->mappings, PROFILE_MAPPING, &b->tmp);
+	return 0;
+}
+
+/* The mapping of process p holding addr (maps sorted by start), or NULL. */
+static const struct cap_mapping *find_map(const struct cap_process *p, uint64_t addr)
+{
+	uint32_t lo = 0, hi = p ? p->nmaps : 0;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* pprof mapping id of a user address (0 when outside every mapping) */
+static int mapping_id(struct builder *b, const struct cap_process *p, uint64_t addr,
+		      uint32_t *id)
+{
+	const struct cap_mapping *m = find_map(p, addr);
+	char bid[2 * CAP_BUILD_ID_MAX + 1];
+	int err;
+
+	*id = 0;
+	if (!m)
+		return 0;
+	hex(bid, m->build_id, m->build_id_len);
+	snprintf(b->key, sizeof(b->key), "m:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%s:%s", m->start,
+		 m->end, m->pgoff, bid, m->path ? m->path : "");
+	err = key_lookup(b, &b->nmappings, id);
+	if (err <= 0)
+		return err;
+	return put_mapping(b, *id, m->start, m->end, m->pgoff, m->path, bid);
+}
+
+static int add_line(struct builder *b, const char *name, const char *file, uint32_t line)
+{
+	uint32_t fid;
+	int err = function_id(b, name, file, &fid);
+
+	if (err)
+		return err;
+	pb_int(&b->tmp2, LINE_FUNCTION_ID, fid);
+	pb_int(&b->tmp2, LINE_LINE, line);
+	pb_msg(&b->tmp, LOCATION_LINE, &b->tmp2);
+	return 0;
+}
+
+/* pprof location id of one frame */
+static int location_id(struct builder *b, const struct rep_frame_info *f, uint32_t mapping,
+		       uint64_t addr, uint32_t *id)
+{
+	uint32_t i;
+	int err;
+
+	snprintf(b->key, sizeof(b->key), "l:%u:%" PRIx64, mapping, addr);
+	err = key_lookup(b, &b->nlocations, id);
+	if (err <= 0)
+		return err;
+	/* lines first (they use tmp2 and tmp), then the location's own fields into tmp */
+	b->tmp.n = 0;
+	for (i = 0; f->name && i < f->ninl; i++) {
+		err = add_line(b, f->inl[i].name, f->inl[i].file, f->inl[i].line);
+		if (err)
+			return err;
+	}
+	if (f->name) {
+		err = add_line(b, f->name, f->file, f->line);
+		if (err)
+			return err;
+	}
+	{
+		struct pb loc = { 0 };
+
+		pb_int(&loc, LOCATION_ID, *id);
+		pb_int(&loc, LOCATION_MAPPING_ID, mapping);
+		pb_int(&loc, LOCATION_ADDRESS, addr);
+		pb_put(&loc, b->tmp.buf, b->tmp.n);
+		b->tmp.n = 0;
+		pb_msg(&b->locations, PROFILE_LOCATION, &loc);
+		free(loc.buf);
+	}
+	return 0;
+}
+
+static int reserve_locs(struct builder *b, uint32_t n)
+{
+	uint32_t *v;
+
+	if (n <= b->locbuf_cap)
+		return 0;
+	v = realloc(b->locbuf, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b->locbuf = v;
+	b->locbuf_cap = n;
+	return 0;
+}
+
+static int add_stack(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+		     uint32_t row, bool kernel, uint32_t *nlocs)
+{
+	const struct cap_interval *iv = ri->iv;
+	uint32_t ref = kernel ? iv->rows[row].kstack : iv->rows[row].ustack;
+	uint32_t n = kernel ? iv->nkstacks : iv->nustacks, i, map;
+	const struct rep_frame_info *f;
+	const struct cap_stack *s;
+	int err;
+
+	if (ref == CAP_NO_STACK || ref > n)
+		return 0;
+	s = &(kernel ? iv->kstacks : iv->ustacks)[ref - 1];
+	err = reserve_locs(b, *nlocs + s->nips);
+	if (err)
+		return err;
+	for (i = 0; i < s->nips; i++) {
+		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
+		if (!err && kernel)
+			map = b->kernel_mapping;
+		else if (!err)
+			err = mapping_id(b, ri->procs[row], s->ips[i], &map);
+		if (!err)
+			err = location_id(b, f, map, s->ips[i], &b->locbuf[*nlocs]);
+		if (err)
+			return err;
+		(*nlocs)++;
+	}
+	return 0;
+}
+
+struct sample_key {
+	const struct builder *b;
+	const struct sample *s;
+};
+
+static bool sample_eq(const void *ctx, uint32_t val)
+{
+	const struct sample_key *k = ctx;
+	const struct sample *a = k->s, *c = &k->b->samples[val];
+
+	return a->pid == c->pid && a->tid == c->tid && a->comm == c->comm &&
+	       a->probe == c->probe && a->nlocs == c->nlocs &&
+	       (!a->nlocs || !memcmp(a->locs, c->locs, a->nlocs * sizeof(*a->locs)));
+}
+
+static int merge_sample(struct builder *b, struct sample *s)
+{
+	struct sample_key key = { b, s };
+	uint64_t h = rep_hash_u64(rep_hash_u64(s->pid, s->tid), (uint64_t)s->comm << 32 | s->probe);
+	uint32_t val;
+
+	h = rep_hash_bytes(h, s->locs, s->nlocs * sizeof(*s->locs));
+	if (rep_htab__find(&b->sample_index, h, sample_eq, &key, &val)) {
+		b->samples[val].value += s->value;
+		return 0;
+	}
+	if (b->nsamples == b->samples_cap) {
+		uint32_t cap = b->samples_cap ? b->samples_cap * 2 : 256;
+		struct sample *v = realloc(b->samples, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->samples = v;
+		b->samples_cap = cap;
+	}
+	s->locs = malloc(s->nlocs ? s->nlocs * sizeof(*s->locs) : 1);
+	if (!s->locs)
+		return -ENOMEM;
+	if (s->nlocs)
+		memcpy(s->locs, b->locbuf, s->nlocs * sizeof(*s->locs));
+	if (rep_htab__insert(&b->sample_index, h, b->nsamples)) {
+		free(s->locs);
+		return -ENOMEM;
+	}
+	b->samples[b->nsamples++] = *s;
+	return 0;
+}
+
+static const char *probe_spec(const struct rep_capture *c, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; c->meta && i < c->meta->nprobes; i++)
+		if (c->meta->probes[i].id == id)
+			return c->meta->probes[i].spec;
+	return NULL;
+}
+
+static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_capture *c,
+		   const struct rep_interval *ri, uint32_t row)
+{
+	const struct cap_row *cr = &ri->iv->rows[row];
+	struct sample s = { .pid = cr->pid, .tid = cr->tid, .value = cr->count };
+	char comm[CAP_COMM_LEN + 1], probe[16];
+	const char *spec = probe_spec(c, cr->probe);
+	int64_t id;
+	int err = 0;
+
+	memcpy(comm, cr->comm, CAP_COMM_LEN);
+	comm[CAP_COMM_LEN] = 0;	/* hostile input may lack the NUL */
+	id = str_id(b, comm);
+	if (id < 0)
+		return id;
+	s.comm = id;
+	snprintf(probe, sizeof(probe), "%u", cr->probe);
+	id = str_id(b, spec ? spec : probe);
+	if (id < 0)
+		return id;
+	s.probe = id;
+	/* leaf first: the kernel part (when shown) sits below the user part */
+	if (!b->o->user_only)
+		err = add_stack(b, r, ri, row, true, &s.nlocs);
+	if (!err && !b->o->kernel_only)
+		err = add_stack(b, r, ri, row, false, &s.nlocs);
+	if (!err)
+		s.locs = b->locbuf;
+	return err ? err : merge_sample(b, &s);
+}
+
+static int add_capture(struct builder *b, const struct rep_capture *c)
+{
+	struct rep_resolver *r = rep_resolver__new(c, b->o);
+	uint32_t i, row;
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < c->nintervals && !err; i++)
+		for (row = 0; row < c->intervals[i].iv->nrows && !err; row++)
+			err = add_row(b, r, c, &c->intervals[i], row);
+	rep_resolver__free(r);
+	return err;
+}
+
+/* ---- the Profile message --------------------------------------------------------------------- */
+
+static int value_type(struct builder *b, struct pb *out, uint32_t field, const char *type,
+		      const char *unit)
+{
+	int64_t t = str_id(b, type), u = str_id(b, unit);
+
+	if (t < 0 || u < 0)
+		return -ENOMEM;
+	pb_int(&b->tmp, VALUE_TYPE_TYPE, t);
+	pb_int(&b->tmp, VALUE_TYPE_UNIT, u);
+	pb_msg(out, field, &b->tmp);
+	return 0;
+}
+
+static int label(struct builder *b, struct pb *out, const char *key, int64_t str, uint64_t num)
+{
+	int64_t k = str_id(b, key);
+
+	if (k < 0)
+		return -ENOMEM;
+	pb_int(&b->tmp2, LABEL_KEY, k);
+	pb_int(&b->tmp2, LABEL_STR, str);
+	pb_int(&b->tmp2, LABEL_NUM, num);
+	pb_msg(out, SAMPLE_LABEL, &b->tmp2);
+	return 0;
+}
+
+static int put_samples(struct builder *b, struct pb *out)
+{
+	uint32_t i, j;
+	int err = 0;
+
+	for (i = 0; i < b->nsamples && !err; i++) {
+		const struct sample *s = &b->samples[i];
+		struct pb packed = { 0 };
+
+		for (j = 0; j < s->nlocs; j++)
+			pb_varint(&packed, s->locs[j]);
+		pb_msg(&b->tmp, SAMPLE_LOCATION_ID, &packed);
+		pb_varint(&packed, s->value);
+		pb_msg(&b->tmp, SAMPLE_VALUE, &packed);
+		free(packed.buf);
+		err = label(b, &b->tmp, "pid", 0, s->pid);
+		if (!err)
+			err = label(b, &b->tmp, "tid", 0, s->tid);
+		if (!err)
+			err = label(b, &b->tmp, "comm", s->comm, 0);
+		if (!err)
+			err = label(b, &b->tmp, "probe", s->probe, 0);
+		pb_msg(out, PROFILE_SAMPLE, &b->tmp);
+	}
+	return err;
+}
+
+/* Sample type and period from the first capture's meta (format.md 4.1). */
+static int put_types(struct builder *b, struct pb *out, const struct rep_capture *c)
+{
+	const char *weight = c && c->meta ? cap_meta_get(c->meta, "weight") : NULL;
+	int64_t freq = 0, period = 0;
+	int err;
+
+	if (weight && !strcmp(weight, "us")) {
+		err = value_type(b, out, PROFILE_SAMPLE_TYPE, "off-cpu", "microseconds");
+		if (!err)
+			err = value_type(b, out, PROFILE_PERIOD_TYPE, "off-cpu", "microseconds");
+		pb_int(out, PROFILE_PERIOD, 1);
+		return err;
+	}
+	if (c && rep_capture_is_profile(c)) {
+		err = value_type(b, out, PROFILE_SAMPLE_TYPE, "samples", "count");
+		if (err)
+			return err;
+		if (rep_capture_meta_i64(c, "period", &period) && period > 0) {
+			pb_int(out, PROFILE_PERIOD, period);
+			return value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "events");
+		}
+		if (rep_capture_meta_i64(c, "freq_hz", &freq) && freq > 0)
+			pb_int(out, PROFILE_PERIOD, 1000000000 / freq);
+		return value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	}
+	err = value_type(b, out, PROFILE_SAMPLE_TYPE, "events", "count");
+	if (!err)
+		err = value_type(b, out, PROFILE_PERIOD_TYPE, "events", "count");
+	pb_int(out, PROFILE_PERIOD, 1);
+	return err;
+}
+
+/* Earliest start and latest end, wall clock, over every capture. */
+static void put_times(struct pb *out, struct rep_capture **caps, int n)
+{
+	int64_t first = INT64_MAX, last = INT64_MIN, start, w;
+	uint64_t end;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct rep_capture *c = caps[i];
+
+		if (!rep_capture_meta_i64(c, "start.mono_ns", &start)) {
+			if (!c->nintervals)
+				continue;
+			start = c->intervals[0].iv->start_ns;
+		}
+		end = c->has_end ? c->end.end_ns
+				 : c->nintervals ? c->intervals[c->nintervals - 1].iv->end_ns : (uint64_t)start;
+		if (rep_capture_wall_ns(c, start, &w) && w < first)
+			first = w;
+		if (rep_capture_wall_ns(c, end, &w) && w > last)
+			last = w;
+	}
+	if (first == INT64_MAX)
+		return;
+	pb_int(out, PROFILE_TIME_NANOS, first);
+	if (last > first)
+		pb_int(out, PROFILE_DURATION_NANOS, last - first);
+}
+
+static int put_profile(struct builder *b, struct pb *out, struct rep_capture **caps, int n)
+{
+	uint32_t i;
+	int err;
+
+	err = put_types(b, out, n ? caps[0] : NULL);
+	if (!err)
+		err = put_samples(b, out);
+	if (err)
+		return err;
+	pb_put(out, b->mappings.buf, b->mappings.n);
+	pb_put(out, b->locations.buf, b->locations.n);
+	pb_put(out, b->functions.buf, b->functions.n);
+	/* every string is interned by now: the table goes last */
+	for (i = 0; i < b->strs.n; i++)
+		pb_bytes(out, PROFILE_STRING_TABLE, b->strs.strs[i], strlen(b->strs.strs[i]));
+	put_times(out, caps, n);
+	return out->err;
+}
+
+static int write_gz(const char *path, const struct pb *p)
+{
+	gzFile gz = gzopen(path, "wb9");
+	size_t off = 0;
+	int err = 0;
+
+	if (!gz)
+		return errno ? -errno : -ENOMEM;
+	while (off < p->n && !err) {
+		unsigned int chunk = p->n - off > (1u << 30) ? 1u << 30 : (unsigned int)(p->n - off);
+
+		if (gzwrite(gz, p->buf + off, chunk) != (int)chunk)
+			err = -EIO;
+		off += chunk;
+	}
+	if (gzclose(gz) != Z_OK && !err)
+		err = -EIO;
+	if (err)
+		unlink(path);
+	return err;
+}
+
+static void builder_clear(struct builder *b)
+{
+	uint32_t i;
+
+	for (i = 0; i < b->nsamples; i++)
+		free(b->samples[i].locs);
+	free(b->samples);
+	rep_htab__clear(&b->sample_index);
+	rep_strtab__clear(&b->strs);
+	rep_strtab__clear(&b->keys);
+	free(b->key_ids);
+	free(b->functions.buf);
+	free(b->mappings.buf);
+	free(b->locations.buf);
+	free(b->tmp.buf);
+	free(b->tmp2.buf);
+	free(b->locbuf);
+}
+
+int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o)
+{
+	struct builder b = { .o = o };
+	struct pb out = { 0 };
+	int err = 0, i;
+
+	/* string 0 must be "" (profile.proto) */
+	if (str_id(&b, "") < 0)
+		err = -ENOMEM;
+	if (!err) {
+		b.kernel_mapping = ++b.nmappings;
+		err = put_mapping(&b, b.kernel_mapping, 0, 0, 0, "[kernel.kallsyms]", "");
+	}
+	for (i = 0; i < n && !err; i++)
+		err = add_capture(&b, caps[i]);
+	if (!err)
+		err = b.functions.err ? b.functions.err : b.locations.err ? b.locations.err
+							  : b.mappings.err;
+	if (!err)
+		err = put_profile(&b, &out, caps, n);
+	if (!err) {
+		err = write_gz(path, &out);
+		if (err)
+			fprintf(stderr, "stkreport: %s: %s\n", path, strerror(-err));
+	} else {
+		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
+	}
+	free(out.buf);
+	builder_clear(&b);
+	return err;
+}

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emit_svg.c: --svg OUT.svg, an interactive flame graph written by stkreport itself (stkreport(1),
+ * "Flame graphs"). The stacks' folded paths (emit_folded_path(): [group;]comm;user...;kernel...)
+ * merge into a tree under a root "all"; each node is one rectangle, its width proportional to its
+ * count, root at the bottom, children in name order (as flamegraph.pl draws them). Each frame is
+ *
+ *   <g class="f" data-s="START" data-n="COUNT" data-d="DEPTH"><title>NAME (N samples, P%)</title>
+ *   <rect .../><text ...>NAME, cut to the width</text></g>
+ *
+ * (START: samples left of the frame). Colours are deterministic: a hash of the name picks a warm
+ * colour, a cool one for kernel frames. With --diff the width is AFTER's count and the colour the
+ * change against BEFORE (red grew, blue shrank, saturation by the change over the largest
+ * change), the title adds "; before N".
+ *
+ * The embedded script (our own) gives what flamegraph.pl's output offers: the title of the frame
+ * under the pointer at the bottom, click to zoom into a frame (its ancestors stay, greyed),
+ * "Reset Zoom", and "Search" (a regular expression; matches turn magenta, the share of samples
+ * under them is shown). Frames narrower than 0.1 px are left out, as flamegraph.pl does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define IMG_W 1200.0
+#define XPAD 10.0
+#define FRAME_H 16.0
+#define TOP_PAD 50.0	/* title and controls */
+#define BOTTOM_PAD 30.0	/* details line */
+#define FONT 12.0
+#define CHAR_W (FONT * 0.59)
+#define MIN_W 0.1
+
+struct snode {
+	uint32_t parent;
+	uint32_t name;		/* string id */
+	uint32_t depth;
+	bool kernel;
+	uint64_t count;		/* width: samples (AFTER's with --diff) */
+	double before;		/* --diff: BEFORE's samples, scaled */
+	uint64_t start;		/* samples left of the node, at its depth */
+};
+
+struct svg {
+	struct snode *nodes;	/* [0] is "all" */
+	uint32_t n, cap;
+	struct rep_htab index;
+	struct rep_strtab names;
+	bool diff;
+	uint32_t max_depth;
+};
+
+struct child_key {
+	const struct svg *s;
+	uint32_t parent, name;
+};
+
+static bool child_eq(const void *ctx, uint32_t val)
+{
+	const struct child_key *k = ctx;
+
+	return k->s->nodes[val].parent == k->parent && k->s->nodes[val].name == k->name;
+}
+
+static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem *e)
+{
+	int64_t name = rep_strtab__intern(&s->names, e->name);
+	struct child_key key = { s, parent, 0 };
+	uint64_t h;
+	uint32_t id;
+
+	if (name < 0)
+		return name;
+	key.name = name;
+	h = rep_hash_u64(rep_hash_u64(0, parent), name);
+	if (rep_htab__find(&s->index, h, child_eq, &key, &id))
+		return id;
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 256;
+		struct snode *v = realloc(s->nodes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->nodes = v;
+		s->cap = cap;
+	}
+	if (rep_htab__insert(&s->index, h, s->n))
+		return -ENOMEM;
+	s->nodes[s->n] = (struct snode){ .parent = parent, .name = name,
+					 .depth = s->nodes[parent].depth + 1,
+					 .kernel = e->kernel };
+	if (s->nodes[s->n].depth > s->max_depth)
+		s->max_depth = s->nodes[s->n].depth;
+	return s->n++;
+}
+
+static int svg_init(struct svg *s, bool diff)
+{
+	int64_t name;
+
+	memset(s, 0, sizeof(*s));
+	s->diff = diff;
+	s->nodes = calloc(256, sizeof(*s->nodes));
+	name = rep_strtab__intern(&s->names, "all");
+	if (!s->nodes || name < 0)
+		return -ENOMEM;
+	s->cap = 256;
+	s->n = 1;
+	s->nodes[0].name = name;
+	return 0;
+}
+
+static void svg_clear(struct svg *s)
+{
+	free(s->nodes);
+	rep_htab__clear(&s->index);
+	rep_strtab__clear(&s->names);
+}
+
+/* Add every stack of m: counts (before: false) or BEFORE's counts times factor. */
+static int svg_add_model(struct svg *s, const struct rep_model *m, const struct rep_opts *o,
+			 bool before, double factor)
+{
+	struct emit_path_elem *path = NULL;
+	uint32_t i, j, n, cap = 0;
+	int err = 0;
+
+	for (i = 0; i < m->nstacks && !err; i++) {
+		const struct rep_stack *st = &m->stacks[i];
+		uint32_t at = 0;
+
+		if (EMIT_PATH_MAX(st) > cap) {
+			struct emit_path_elem *v;
+
+			cap = EMIT_PATH_MAX(st) * 2;
+			v = realloc(path, cap * sizeof(*v));
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			path = v;
+		}
+		n = emit_folded_path(m, o, st, path);
+		for (j = 0; j <= n; j++) {
+			if (j) {
+				int64_t id = child(s, at, &path[j - 1]);
+
+				if (id < 0) {
+					err = id;
+					break;
+				}
+				at = id;
+			}
+			if (before)
+				s->nodes[at].before += (double)st->count * factor;
+			else
+				s->nodes[at].count += st->count;
+		}
+	}
+	free(path);
+	return err;
+}
+
+/* ---- layout -------------------------------------------------------------------------------- */
+
+static int order_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct svg *s = ctx;
+	const struct snode *x = &s->nodes[*(const uint32_t *)a], *y = &s->nodes[*(const uint32_t *)b];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return strcmp(rep_strtab__str(&s->names, x->name), rep_strtab__str(&s->names, y->name));
+}
+
+/* start of every node: its parent's start plus the counts of the siblings before it */
+static int layout(struct svg *s)
+{
+	uint32_t *order = malloc(s->n * sizeof(*order)), *next = calloc(s->n, sizeof(*next)), i;
+
+	if (!order || !next) {
+		free(order);
+		free(next);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->n; i++)
+		order[i] = i;
+	/* a node is created before its children, so sorting by parent id places every node
+	 * before its children: parents' starts are known when their children are placed */
+	qsort_r(order + 1, s->n - 1, sizeof(*order), order_cmp, s);
+	for (i = 1; i < s->n; i++) {
+		struct snode *c = &s->nodes[order[i]], *p = &s->nodes[c->parent];
+
+		/* next[p]: samples of p's children placed so far */
+		c->start = p->start + next[c->parent];
+		next[c->parent] += c->count;
+	}
+	free(order);
+	free(next);
+	return 0;
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+static void xml_text(FILE *out, const char *str, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t shown = 0;
+
+	while (*s && shown < max) {
+		int n = 1;
+
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default:
+			n = emit_utf8_len(s);
+			/* XML 1.0 allows no control characters: write what cannot be written as ? */
+			if (!n || *s < 0x20) {
+				fputc('?', out);
+				n = 1;
+			} else {
+				fwrite(s, 1, n, out);
+			}
+		}
+		s += n;
+		shown++;
+	}
+}
+
+static uint32_t hash_name(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void colour(const struct svg *s, const struct snode *n, double max_delta, char *buf,
+		   size_t len)
+{
+	const char *name = rep_strtab__str(&s->names, n->name);
+	uint32_t h = hash_name(name);
+	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0, v3 = ((h >> 16) & 0xff) / 255.0;
+
+	if (s->diff) {
+		double d = (double)n->count - n->before;
+		int c = max_delta > 0 ? (int)(210 * (1 - (d < 0 ? -d : d) / max_delta) + 0.5) : 210;
+
+		if (d > 0)
+			snprintf(buf, len, "rgb(255,%d,%d)", c, c);
+		else if (d < 0)
+			snprintf(buf, len, "rgb(%d,%d,255)", c, c);
+		else
+			snprintf(buf, len, "rgb(250,250,250)");
+	} else if (n->kernel) {
+		snprintf(buf, len, "rgb(%d,%d,%d)", (int)(50 + 60 * v1), (int)(160 + 60 * v2),
+			 (int)(200 + 55 * v3));
+	} else {
+		snprintf(buf, len, "rgb(%d,%d,%d)", (int)(205 + 50 * v3), (int)(230 * v1),
+			 (int)(55 * v2));
+	}
+}
+
+static const char script[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"'use strict';\n"
+	"var W = %.1f, XPAD = %.1f, CHAR = %.3f, TOTAL = %" PRIu64 ";\n"
+	"var frames = [], details, matched, unzoom, zoomed = null;\n"
+	"function nameOf(g) {\n"
+	"  var t = g.querySelector('title').textContent;\n"
+	"  return t.substring(0, t.lastIndexOf(' ('));\n"
+	"}\n"
+	"function fit(g, x, w) {\n"
+	"  var r = g.querySelector('rect'), t = g.querySelector('text'), name = nameOf(g);\n"
+	"  var room = Math.floor((w - 6) / CHAR);\n"
+	"  r.setAttribute('x', x.toFixed(1));\n"
+	"  r.setAttribute('width', w.toFixed(1));\n"
+	"  t.setAttribute('x', (x + 3).toFixed(1));\n"
+	"  t.textContent = room < 3 ? '' : name.length <= room ? name :\n"
+	"    name.substring(0, room - 2) + '..';\n"
+	"}\n"
+	"function zoom(g) {\n"
+	"  var s = +g.dataset.s, n = +g.dataset.n, d = +g.dataset.d, scale = (W - 2 * XPAD) / n;\n"
+	"  zoomed = g;\n"
+	"  unzoom.style.opacity = 1;\n"
+	"  frames.forEach(function (f) {\n"
+	"    var fs = +f.dataset.s, fn = +f.dataset.n, fd = +f.dataset.d;\n"
+	"    var inside = fd >= d && fs >= s && fs + fn <= s + n;\n"
+	"    var above = fd < d && fs <= s && fs + fn >= s + n;\n"
+	"    if (inside && fn * scale >= 0.1) {\n"
+	"      f.style.display = ''; f.style.opacity = 1;\n"
+	"      fit(f, XPAD + (fs - s) * scale, fn * scale);\n"
+	"    } else if (above) {\n"
+	"      f.style.display = ''; f.style.opacity = 0.5;\n"
+	"      fit(f, XPAD, W - 2 * XPAD);\n"
+	"    } else {\n"
+	"      f.style.display = 'none';\n"
+	"    }\n"
+	"  });\n"
+	"}\n"
+	"function resetZoom() {\n"
+	"  zoom(frames[0]);\n"
+	"  zoomed = null;\n"
+	"  unzoom.style.opacity = 0;\n"
+	"}\n"
+	"function search() {\n"
+	"  var term = prompt('Search frames (regular expression), empty to clear', '');\n"
+	"  var re, spans = [], covered = 0, end = -1;\n"
+	"  if (term === null) return;\n"
+	"  try { re = new RegExp(term); } catch (e) { alert(e.message); return; }\n"
+	"  frames.forEach(function (f) {\n"
+	"    var r = f.querySelector('rect');\n"
+	"    r.setAttribute('fill', r.dataset.fill);\n"
+	"    if (term !== '' && re.test(nameOf(f))) {\n"
+	"      r.setAttribute('fill', 'rgb(230,0,230)');\n"
+	"      spans.push([+f.dataset.s, +f.dataset.s + +f.dataset.n]);\n"
+	"    }\n"
+	"  });\n"
+	"  /* samples under any match, each counted once: union of the spans */\n"
+	"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+	"  spans.forEach(function (p) {\n"
+	"    if (p[0] >= end) { covered += p[1] - p[0]; end = p[1]; }\n"
+	"    else if (p[1] > end) { covered += p[1] - end; end = p[1]; }\n"
+	"  });\n"
+	"  matched.textContent = term === '' ? '' :\n"
+	"    'Matched: ' + (100 * covered / TOTAL).toFixed(2) + '%%';\n"
+	"}\n"
+	"function init() {\n"
+	"  details = document.getElementById('details');\n"
+	"  matched = document.getElementById('matched');\n"
+	"  unzoom = document.getElementById('unzoom');\n"
+	"  frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));\n"
+	"  frames.forEach(function (f) {\n"
+	"    var r = f.querySelector('rect');\n"
+	"    r.dataset.fill = r.getAttribute('fill');\n"
+	"    f.addEventListener('click', function () { zoom(f); });\n"
+	"    f.addEventListener('mouseover', function () {\n"
+	"      details.textContent = f.querySelector('title').textContent;\n"
+	"    });\n"
+	"    f.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+	"  });\n"
+	"  unzoom.addEventListener('click', resetZoom);\n"
+	"  document.getElementById('search').addEventListener('click', search);\n"
+	"}\n"
+	"window.addEventListener('load', init);\n"
+	"]]></script>\n";
+
+static void write_frame(FILE *out, const struct svg *s, const struct snode *n, double height,
+			double max_delta)
+{
+	const char *name = rep_strtab__str(&s->names, n->name);
+	double total = (double)s->nodes[0].count;
+	double x = XPAD + (double)n->start / total * (IMG_W - 2 * XPAD);
+	double w = (double)n->count / total * (IMG_W - 2 * XPAD);
+	double y = height - BOTTOM_PAD - (n->depth + 1) * FRAME_H;
+	long room = (long)((w - 6) / CHAR_W);
+	size_t len = strlen(name);
+	char fill[32];
+
+	colour(s, n, max_delta, fill, sizeof(fill));
+	fprintf(out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32
+		"\"><title>", n->start, n->count, n->depth);
+	xml_text(out, name, SIZE_MAX);
+	fprintf(out, " (%" PRIu64 " samples, %.2f%%", n->count, 100.0 * (double)n->count / total);
+	if (s->diff)
+		fprintf(out, "; before %.0f", n->before);
+	fprintf(out, ")</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+		"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w, FRAME_H - 1,
+		fill, x + 3, y + FRAME_H - 5);
+	/* the name, or its first characters and "..", when it fits at all */
+	if (room >= 3 && (size_t)room >= len) {
+		xml_text(out, name, SIZE_MAX);
+	} else if (room >= 3) {
+		xml_text(out, name, room - 2);
+		fputs("..", out);
+	}
+	fputs("</text></g>\n", out);
+}
+
+static int svg_write(struct svg *s, const char *path, const char *title)
+{
+	double height = (s->max_depth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD, max_delta = 0;
+	double total = (double)s->nodes[0].count;
+	FILE *out;
+	uint32_t i;
+	int err;
+
+	err = layout(s);
+	if (err)
+		return err;
+	/* the root's change is the change of the totals: leave it out of the scale */
+	for (i = 1; i < s->n; i++) {
+		double d = (double)s->nodes[i].count - s->nodes[i].before;
+
+		if ((d < 0 ? -d : d) > max_delta)
+			max_delta = d < 0 ? -d : d;
+	}
+	out = fopen(path, "w");
+	if (!out)
+		return -errno;
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", IMG_W, height, IMG_W, height);
+	fprintf(out, script, IMG_W, XPAD, CHAR_W, s->nodes[0].count);
+	fprintf(out, "<style>text { font-family: Verdana, sans-serif; font-size: %.0fpx; "
+		"fill: rgb(0,0,0); } g.f:hover rect { stroke: black; stroke-width: 0.5; } "
+		"g.f { cursor: pointer; } #unzoom, #search { cursor: pointer; }</style>\n", FONT);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"rgb(248,248,248)\"/>\n",
+		IMG_W, height);
+	fprintf(out, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" "
+		"style=\"font-size: 17px\">%s</text>\n", IMG_W / 2, title);
+	fprintf(out, "<text id=\"unzoom\" x=\"%.1f\" y=\"24\" style=\"opacity: 0\">Reset Zoom</text>\n",
+		XPAD);
+	fprintf(out, "<text id=\"search\" x=\"%.1f\" y=\"24\" text-anchor=\"end\">Search</text>\n",
+		IMG_W - XPAD);
+	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"> </text>\n",
+		IMG_W - XPAD, height - 10);
+	fprintf(out, "<text id=\"details\" x=\"%.1f\" y=\"%.1f\"> </text>\n", XPAD, height - 10);
+	for (i = 0; i < s->n && total > 0; i++)
+		if ((double)s->nodes[i].count / total * (IMG_W - 2 * XPAD) >= MIN_W)
+			write_frame(out, s, &s->nodes[i], height, max_delta);
+	fputs("</svg>\n", out);
+	err = ferror(out) ? -EIO : 0;
+	if (fclose(out) && !err)
+		err = -errno;
+	return err;
+}
+
+int emit_svg_file(const char *path, const struct rep_capture *const *caps,
+		  const char *const *names, uint32_t n, const struct rep_opts *o,
+		  struct rep_model *m)
+{
+	struct rep_model_cfg cfg;
+	struct svg s;
+	int err;
+
+	rep_model_cfg_for(&emit_folded, o, rep_capture_is_profile(caps[0]), &cfg);
+	err = rep_model__build_many(m, caps, names, n, o, &cfg);
+	if (!err)
+		err = svg_init(&s, false);
+	if (err)
+		return err;
+	err = svg_add_model(&s, m, o, false, 1);
+	if (!err)
+		err = svg_write(&s, path, "Flame Graph");
+	svg_clear(&s);
+	return err;
+}
+
+int emit_svg_diff_file(const char *path, const struct rep_model *before,
+		       const struct rep_model *after, const struct rep_opts *o, double factor)
+{
+	struct svg s;
+	int err = svg_init(&s, true);
+
+	if (!err)
+		err = svg_add_model(&s, after, o, false, 1);
+	if (!err)
+		err = svg_add_model(&s, before, o, true, factor);
+	if (!err)
+		err = svg_write(&s, path, "Differential Flame Graph");
+	svg_clear(&s);
+	return err;
+}

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * resolve.c: frame details for the outputs that keep frames apart instead of printing them as
+ * text (SQL, pprof): name, offset, object, build-id, source line and inline chain of each raw
+ * address. Every distinct (object, file offset, return?) of user space and (kallsyms snapshot,
+ * address, return?) of the kernel is symbolized once per capture, the same cache key agg.c uses.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+struct slot {
+	const void *ctx;
+	uint64_t addr;
+	uint32_t kind;		/* 0 user, 1 user return address, 2 kernel, 3 kernel return */
+	uint32_t id;		/* index into frames + 1; 0 = empty slot */
+};
+
+struct rep_resolver {
+	const struct rep_capture *c;
+	struct sym_user *user;
+	struct sym_kernel **kernels;	/* per kallsyms snapshot, [nksyms] = none; built lazily */
+	struct slot *tab;		/* power of two, at most half full */
+	size_t cap;
+	struct rep_frame_info *frames;
+	uint32_t n, frames_cap;
+};
+
+struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o)
+{
+	struct rep_opts with_lines = *o;
+	struct rep_resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	/* these outputs have a column for source lines: always look them up */
+	with_lines.lines = true;
+	r->c = c;
+	r->user = rep_sym_user__new(c, &with_lines);
+	r->kernels = calloc(c->nksyms + 1, sizeof(*r->kernels));
+	if (!r->user || !r->kernels) {
+		rep_resolver__free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+void rep_resolver__free(struct rep_resolver *r)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	if (r->kernels)
+		for (i = 0; i <= r->c->nksyms; i++)
+			sym_kernel__free(r->kernels[i]);
+	free(r->kernels);
+	for (i = 0; i < r->n; i++)
+		free(r->frames[i].inl);
+	free(r->frames);
+	free(r->tab);
+	sym_user__free(r->user);
+	free(r);
+}
+
+static struct slot *find_slot(struct slot *tab, size_t cap, const void *ctx, uint64_t addr,
+			      uint32_t kind)
+{
+	size_t mask = cap - 1;
+	size_t i = rep_hash_u64(rep_hash_u64((uintptr_t)ctx, addr), kind) & mask;
+
+	for (; tab[i].id; i = (i + 1) & mask)
+		if (tab[i].ctx == ctx && tab[i].addr == addr && tab[i].kind == kind)
+			break;
+	return &tab[i];
+}
+
+static int grow(struct rep_resolver *r)
+{
+	size_t cap = r->cap ? r->cap * 2 : 4096, i;
+	struct slot *tab;
+
+	if ((r->n + 1) * 2 <= r->cap && r->n < r->frames_cap)
+		return 0;
+	if ((r->n + 1) * 2 > r->cap) {
+		tab = calloc(cap, sizeof(*tab));
+		if (!tab)
+			return -ENOMEM;
+		for (i = 0; i < r->cap; i++)
+			if (r->tab[i].id)
+				*find_slot(tab, cap, r->tab[i].ctx, r->tab[i].addr, r->tab[i].kind) =
+					r->tab[i];
+		free(r->tab);
+		r->tab = tab;
+		r->cap = cap;
+	}
+	if (r->n == r->frames_cap) {
+		uint32_t fcap = r->frames_cap ? r->frames_cap * 2 : 1024;
+		struct rep_frame_info *v = realloc(r->frames, fcap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->frames = v;
+		r->frames_cap = fcap;
+	}
+	return 0;
+}
+
+static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
+{
+	uint32_t i = ks < r->c->nksyms ? ks : r->c->nksyms;
+
+	if (!r->kernels[i])
+		r->kernels[i] = sym_kernel__new(i < r->c->nksyms ? r->c->ksyms[i] : NULL);
+	return r->kernels[i];
+}
+
+/* Keep what the lookup lends only until the next one: the inline array. */
+static int fill(struct rep_frame_info *f, const struct sym_result *res, bool kernel)
+{
+	memset(f, 0, sizeof(*f));
+	f->name = res->name;
+	f->offset = res->offset;
+	f->reason = res->reason;
+	f->kernel = kernel;
+	f->module_path = kernel ? NULL : res->module_path;
+	f->module = kernel ? NULL : res->module;
+	f->module_offset = res->module_offset;
+	f->build_id = res->build_id;
+	f->build_id_len = res->build_id ? res->build_id_len : 0;
+	f->file = res->file;
+	f->line = res->line;
+	if (res->ninl && res->inl) {
+		f->inl = malloc(res->ninl * sizeof(*f->inl));
+		if (!f->inl)
+			return -ENOMEM;
+		memcpy(f->inl, res->inl, res->ninl * sizeof(*f->inl));
+		f->ninl = res->ninl;
+	}
+	return 0;
+}
+
+int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
+			bool kernel, bool is_return, uint64_t addr,
+			const struct rep_frame_info **out)
+{
+	const void *ctx, *key_ctx;
+	uint32_t kind = (kernel ? 2 : 0) + is_return;
+	struct sym_result res;
+	uint64_t key_addr = addr;
+	struct slot *s;
+	int err;
+
+	if (kernel) {
+		ctx = kernel_for(r, ri->ksyms);
+		if (!ctx)
+			return -ENOMEM;
+		key_ctx = ctx;
+	} else {
+		ctx = ri->procs[row];
+		err = sym_user__locate(r->user, ctx, addr, is_return, &key_ctx, &key_addr);
+		if (err)
+			return err;
+	}
+	err = grow(r);
+	if (err)
+		return err;
+	s = find_slot(r->tab, r->cap, key_ctx, key_addr, kind);
+	if (s->id) {
+		*out = &r->frames[s->id - 1];
+		return 0;
+	}
+	if (kernel)
+		sym_kernel__lookup(ctx, is_return && addr ? addr - 1 : addr, &res);
+	else
+		sym_user__lookup(r->user, ctx, addr, is_return, &res);
+	if (kernel && is_return && res.name)
+		res.offset++;	/* looked up addr - 1; the offset is the raw address's */
+	err = fill(&r->frames[r->n], &res, kernel);
+	if (err)
+		return err;
+	r->frames[r->n].id = r->n;
+	*s = (struct slot){ key_ctx, key_addr, kind, ++r->n };
+	*out = &r->frames[r->n - 1];
+	return 0;
+}

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+/* sym_demangle.c: C++ and Rust symbol names made readable, with libiberty (see sym_internal.h). */
+#include <libiberty/demangle.h>
+#include <string.h>
+
+#include "sym_internal.h"
+
+char *sym_demangle(const char *name)
+{
+	/*
+	 * Only names that look mangled: C++ (_Z, and __Z as some toolchains emit it) and Rust v0
+	 * (_R); legacy Rust names are C++-shaped (_ZN...17h<hash>E). Without this filter the
+	 * automatic style would also try other languages' schemes on plain C names.
+	 */
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R' &&
+			       !(name[1] == '_' && name[2] == 'Z')))
+		return NULL;
+	if (name[1] == '_')
+		name++;
+	/*
+	 * No style bit: libiberty's automatic style tries Rust first (legacy Rust symbols are also
+	 * valid Itanium names, and would come out with their hash as a path element), then the
+	 * Itanium C++ ABI. DMGL_PARAMS|DMGL_ANSI: argument types and cv-qualifiers, as c++filt
+	 * prints them. Rust's hash suffix is dropped (no DMGL_VERBOSE), as rustfilt does.
+	 */
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sym_find.c: finding an object's file and its separate debug file offline, the way gdb and
+ * elfutils lay them out, plus debuginfod (see sym_internal.h). Every candidate is opened and its
+ * GNU build-id compared with the recorded one: a file with another build-id is another build of
+ * the object, whose addresses mean something else, and is never used.
+ *
+ * libdwfl's dwfl_standard_find_debuginfo() walks a similar list, but it wants a Dwfl_Module
+ * (a live or core-file address space) and checks candidates against a module it opened itself;
+ * here objects come from the capture (often with no file at all), the search also covers
+ * --symfs and several --debug-dir roots, and the caller needs "mismatch" apart from "absent".
+ * So the list is walked here; libdebuginfod does the network part.
+ */
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "sym_internal.h"
+
+#define SYSTEM_DEBUG_DIR "/usr/lib/debug"
+
+struct sym_finder {
+	const char *symfs;		/* NULL when not given */
+	const char *const *debug_dirs;
+	int ndebug_dirs;
+	debuginfod_client *dbgd;	/* NULL until first needed */
+	bool dbgd_off;			/* DEBUGINFOD_URLS unset, or the server failed once */
+	bool tty;			/* stderr is a terminal: show download progress */
+	bool progress_shown;
+	const char *current;		/* module being downloaded, for the progress line */
+};
+
+struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
+{
+	struct sym_finder *f = calloc(1, sizeof(*f));
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (!f)
+		return NULL;
+	f->symfs = o->symfs && *o->symfs ? o->symfs : NULL;
+	f->debug_dirs = o->debug_dirs;
+	f->ndebug_dirs = o->debug_dirs && o->ndebug_dirs > 0 ? o->ndebug_dirs : 0;
+	f->dbgd_off = !urls || !*urls;
+	f->tty = isatty(STDERR_FILENO);
+	return f;
+}
+
+void sym_finder__free(struct sym_finder *f)
+{
+	if (!f)
+		return;
+	if (f->dbgd)
+		debuginfod_end(f->dbgd);
+	free(f);
+}
+
+void sym_hex(const uint8_t *id, uint32_t len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint32_t i;
+
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 0xf];
+	}
+	hex[2 * len] = 0;
+}
+
+static bool build_id_matches(const struct sym_elf *e, const struct sym_want *w)
+{
+	/* without a recorded build-id nothing proves the file is the one that ran: accept only a
+	 * file that has none either */
+	return e->build_id_len == w->build_id_len &&
+	       !memcmp(e->build_id, w->build_id, w->build_id_len);
+}
+
+/* Open one candidate: SYM_OK (*out set), SYM_R_NOT_FOUND or SYM_R_BUILD_ID. */
+static enum sym_reason try_file(const char *file, const struct sym_want *w, struct sym_elf **out)
+{
+	struct sym_elf *e = sym_elf__open(file);
+
+	if (!e)
+		return SYM_R_NOT_FOUND;
+	if (!build_id_matches(e, w)) {
+		sym_elf__close(e);
+		return SYM_R_BUILD_ID;
+	}
+	*out = e;
+	return SYM_OK;
+}
+
+/* A mismatch anywhere says more than "not found" elsewhere. */
+static enum sym_reason worse(enum sym_reason a, enum sym_reason b)
+{
+	return a == SYM_R_BUILD_ID || b == SYM_R_BUILD_ID ? SYM_R_BUILD_ID : SYM_R_NOT_FOUND;
+}
+
+static char *join(const char *dir, const char *path)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s%s", dir, path[0] == '/' ? "" : "/", path) < 0)
+		return NULL;
+	return s;
+}
+
+/* ---- debuginfod ---------------------------------------------------------------------------- */
+
+static int progress(debuginfod_client *c, long done, long total)
+{
+	struct sym_finder *f = debuginfod_get_user_data(c);
+
+	if (!f->tty)
+		return 0;
+	f->progress_shown = true;
+	if (total > 0)
+		fprintf(stderr, "\rstkreport: debuginfod: downloading %s: %ld/%ld KiB\033[K",
+			f->current, done >> 10, total >> 10);
+	else
+		fprintf(stderr, "\rstkreport: debuginfod: downloading %s...\033[K", f->current);
+	return 0;	/* go on */
+}
+
+static debuginfod_client *dbgd_client(struct sym_finder *f)
+{
+	if (f->dbgd_off)
+		return NULL;
+	if (f->dbgd)
+		return f->dbgd;
+	/*
+	 * libdebuginfod reads its limits from the environment only. Its default is to wait 90 s
+	 * for a stalled connection, per object and retry: a dead or blackholed server would hang
+	 * the report. A user's own setting is kept.
+	 */
+	setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, "5", 0);
+	setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0", 0);
+	f->dbgd = debuginfod_begin();
+	if (!f->dbgd) {
+		f->dbgd_off = true;
+		return NULL;
+	}
+	debuginfod_set_user_data(f->dbgd, f);
+	debuginfod_set_progressfn(f->dbgd, progress);
+	return f->dbgd;
+}
+
+/* Ask debuginfod for the debug file (or the executable) of w. Returns the cached file's path
+ * (malloc'ed) or NULL. */
+static char *dbgd_fetch(struct sym_finder *f, const struct sym_want *w, bool executable)
+{
+	debuginfod_client *c = w->build_id_len ? dbgd_client(f) : NULL;
+	const char *slash;
+	char *path = NULL;
+	int fd;
+
+	if (!c)
+		return NULL;
+	slash = strrchr(w->path, '/');
+	f->current = slash ? slash + 1 : w->path;
+	f->progress_shown = false;
+	fd = executable ? debuginfod_find_executable(c, w->build_id, w->build_id_len, &path)
+			: debuginfod_find_debuginfo(c, w->build_id, w->build_id_len, &path);
+	if (f->progress_shown)
+		fputs("\r\033[K", stderr);
+	if (fd >= 0) {
+		close(fd);
+		return path;
+	}
+	/* -ENOENT: the server does not have it. Anything else (refused, timed out, unreachable)
+	 * would happen again for every object: stop asking. */
+	if (fd != -ENOENT) {
+		fprintf(stderr, "stkreport: debuginfod: %s; not asking it again\n", strerror(-fd));
+		f->dbgd_off = true;
+	}
+	free(path);
+	return NULL;
+}
+
+/* ---- the object itself --------------------------------------------------------------------- */
+
+enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *w,
+				   struct sym_elf **out, char **found_path)
+{
+	enum sym_reason r = SYM_R_NOT_FOUND;
+	char *file;
+	int i;
+
+	*out = NULL;
+	*found_path = NULL;
+	/* --symfs, then --debug-dir roots holding a copy of the tree, then the recorded path */
+	for (i = -1; i < f->ndebug_dirs; i++) {
+		const char *root = i < 0 ? f->symfs : f->debug_dirs[i];
+
+		if (!root)
+			continue;
+		file = join(root, w->path);
+		if (!file)
+			return r;
+		r = worse(r, try_file(file, w, out));
+		if (*out) {
+			*found_path = file;
+			return SYM_OK;
+		}
+		free(file);
+	}
+	r = worse(r, try_file(w->path, w, out));
+	if (*out) {
+		*found_path = strdup(w->path);
+		return SYM_OK;
+	}
+	file = dbgd_fetch(f, w, true);
+	if (file) {
+		r = worse(r, try_file(file, w, out));
+		if (*out) {
+			*found_path = file;
+			return SYM_OK;
+		}
+		free(file);
+	}
+	return r;
+}
+
+/* ---- separate debug files ------------------------------------------------------------------ */
+
+struct debug_search {
+	struct sym_finder *f;
+	const struct sym_want *w;
+	bool need_dwarf;
+	struct sym_elf *best;		/* a match with a full symbol table but no DWARF */
+	char *best_path;
+	struct sym_elf *hit;		/* a match good enough to stop */
+	char *hit_path;
+};
+
+/* CRC32 of a whole file, as .gnu_debuglink records it (zlib's crc32). */
+static int file_crc(const char *file, uint32_t *crc)
+{
+	struct stat st;
+	void *p;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	*crc = 0;
+	if (st.st_size) {
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			close(fd);
+			return -errno;
+		}
+		*crc = crc32_z(0, p, st.st_size);
+		munmap(p, st.st_size);
+	}
+	close(fd);
+	return 0;
+}
+
+/* Consider one candidate; takes file (malloc'ed). Returns true when the search can stop. */
+static bool consider(struct debug_search *s, char *file, bool check_crc)
+{
+	struct sym_elf *e = NULL;
+	uint32_t crc;
+
+	if (!file)
+		return false;
+	if (try_file(file, s->w, &e) != SYM_OK)
+		goto skip;
+	if (check_crc && s->w->has_crc && (file_crc(file, &crc) || crc != s->w->debuglink_crc))
+		goto skip;
+	if (s->need_dwarf ? e->has_dwarf : e->full_symtab) {
+		s->hit = e;
+		s->hit_path = file;
+		return true;
+	}
+	if (e->full_symtab && !s->best) {
+		s->best = e;
+		s->best_path = file;
+		return false;
+	}
+skip:
+	sym_elf__close(e);
+	free(file);
+	return false;
+}
+
+static char *build_id_file(const char *root, const char *sub, const char *hex)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s/.build-id/%.2s/%s.debug", root, sub, hex, hex + 2) < 0)
+		return NULL;
+	return s;
+}
+
+static bool search_build_id(struct debug_search *s)
+{
+	struct sym_finder *f = s->f;
+	char hex[2 * CAP_BUILD_ID_MAX + 1];
+	int i;
+
+	if (s->w->build_id_len < 2)
+		return false;
+	sym_hex(s->w->build_id, s->w->build_id_len, hex);
+	if (f->symfs && consider(s, build_id_file(f->symfs, SYSTEM_DEBUG_DIR, hex), false))
+		return true;
+	for (i = 0; i < f->ndebug_dirs; i++) {
+		if (consider(s, build_id_file(f->debug_dirs[i], "", hex), false))
+			return true;
+		/* a debug dir may also mirror the file system (DIR/usr/bin/foo) */
+		if (consider(s, join(f->debug_dirs[i], s->w->path), false))
+			return true;
+	}
+	return consider(s, build_id_file("", SYSTEM_DEBUG_DIR, hex), false);
+}
+
+static char *debuglink_file(const char *root, const char *dir, const char *sub, const char *name)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s%s/%s", root ? root : "", dir, sub, name) < 0)
+		return NULL;
+	return s;
+}
+
+/* gdb's order: the object's directory, its .debug/ subdirectory, then each global debug
+ * directory followed by the object's directory. */
+static bool search_debuglink(struct debug_search *s)
+{
+	struct sym_finder *f = s->f;
+	const char *link = s->w->debuglink, *slash;
+	char *dir;
+	bool done = false;
+	int i;
+
+	if (!link || !*link || strchr(link, '/'))
+		return false;
+	slash = strrchr(s->w->path, '/');
+	if (!slash)
+		return false;
+	dir = strndup(s->w->path, slash - s->w->path);
+	if (!dir)
+		return false;
+	done = (f->symfs && (consider(s, debuglink_file(f->symfs, dir, "", link), true) ||
+			     consider(s, debuglink_file(f->symfs, dir, "/.debug", link), true))) ||
+	       consider(s, debuglink_file(NULL, dir, "", link), true) ||
+	       consider(s, debuglink_file(NULL, dir, "/.debug", link), true);
+	for (i = 0; !done && i < f->ndebug_dirs; i++)
+		done = consider(s, debuglink_file(f->debug_dirs[i], dir, "", link), true);
+	if (!done && f->symfs) {
+		char *root = join(f->symfs, SYSTEM_DEBUG_DIR);
+
+		done = root && consider(s, debuglink_file(root, dir, "", link), true);
+		free(root);
+	}
+	if (!done)
+		done = consider(s, debuglink_file(SYSTEM_DEBUG_DIR, dir, "", link), true);
+	free(dir);
+	return done;
+}
+
+int sym_finder__debug(struct sym_finder *f, const struct sym_want *w, bool need_dwarf,
+		      struct sym_elf **out, char **found_path)
+{
+	struct debug_search s = { .f = f, .w = w, .need_dwarf = need_dwarf };
+
+	*out = NULL;
+	*found_path = NULL;
+	if (!search_build_id(&s) && !search_debuglink(&s) && !s.best)
+		consider(&s, dbgd_fetch(f, w, false), false);
+	if (s.hit) {
+		sym_elf__close(s.best);
+		free(s.best_path);
+		*out = s.hit;
+		*found_path = s.hit_path;
+		return 0;
+	}
+	if (s.best) {
+		*out = s.best;
+		*found_path = s.best_path;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sym_internal.h: the pieces of the symbolizer (report/symbolize.c and report/sym_*.c) that only
+ * it uses: finding object and debug files (sym_find.c), source lines and inline chains
+ * (sym_dwarf.c), demangling (sym_demangle.c) and JIT symbols from perf maps (sym_jit.c).
+ */
+#ifndef REP_SYM_INTERNAL_H
+#define REP_SYM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolize.h"
+
+/* ---- sym_find.c: where an object's files are -------------------------------------------- */
+
+/* What a search is looking for: the recorded object, and the options saying where to look. */
+struct sym_want {
+	const char *path;		/* recorded path */
+	const uint8_t *build_id;	/* recorded build-id (every candidate must carry it) */
+	uint32_t build_id_len;
+	const char *debuglink;		/* .gnu_debuglink name, NULL if unknown */
+	uint32_t debuglink_crc;		/* its CRC32, valid when has_crc */
+	bool has_crc;
+};
+
+struct sym_finder;
+
+/* o is borrowed until __free. NULL + ENOMEM. Never fails for a missing debuginfod. */
+struct sym_finder *sym_finder__new(const struct sym_user_opts *o);
+void sym_finder__free(struct sym_finder *f);
+
+/*
+ * The object file itself: SYMFS + path, each debug dir + path, the recorded path, then
+ * debuginfod's executable (when DEBUGINFOD_URLS is set). Returns SYM_OK with *out set, else
+ * SYM_R_BUILD_ID when some candidate existed but carried another build-id, else
+ * SYM_R_NOT_FOUND. *found_path (malloc'ed) names the file used.
+ */
+enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *w,
+				   struct sym_elf **out, char **found_path);
+
+/*
+ * A separate debug file for the object: .build-id/xx/rest.debug under SYMFS/usr/lib/debug, each
+ * debug dir and /usr/lib/debug; the .gnu_debuglink name beside the object, in .debug/ and under
+ * the debug dirs (CRC checked when known); debuginfod. need_dwarf: only a file with DWARF will
+ * do (else one with a full .symtab). Returns 0 with *out and *found_path set, or -ENOENT.
+ */
+int sym_finder__debug(struct sym_finder *f, const struct sym_want *w, bool need_dwarf,
+		      struct sym_elf **out, char **found_path);
+
+/* Lower-case hex of a build-id into hex (2 * len + 1 bytes). */
+void sym_hex(const uint8_t *id, uint32_t len, char *hex);
+
+/* ---- symbolize.c: ELF reading also used by sym_find.c ---------------------------------- */
+
+/*
+ * Read an ELF image in memory (copied: the caller keeps buf). Same as sym_elf__open otherwise.
+ * NULL + errno (ENOEXEC, ENOMEM).
+ */
+struct sym_elf *sym_elf__open_mem(const void *buf, size_t len);
+
+/* ---- sym_dwarf.c: source lines and inlined functions ----------------------------------- */
+
+struct sym_dwarf;
+
+/* Open the DWARF of a file, or of an image in memory (borrowed until __close). NULL + errno. */
+struct sym_dwarf *sym_dwarf__open(const char *path);
+struct sym_dwarf *sym_dwarf__open_mem(const void *buf, size_t len);
+void sym_dwarf__close(struct sym_dwarf *d);
+
+/* A source position found by sym_dwarf__lookup(); strings lent until sym_dwarf__close(). */
+struct sym_dwarf_frame {
+	const char *name;	/* raw (linkage name when present) */
+	const char *file;
+	uint32_t line;
+};
+
+/*
+ * Source position of vaddr. out[0..n-1]: the inlined functions at vaddr, innermost first, each
+ * with the position inside it (as struct sym_inline); *file and *line: the position inside the
+ * real function. At most max entries. Returns n (>= 0), or -ENOENT when no DWARF covers vaddr.
+ */
+int sym_dwarf__lookup(struct sym_dwarf *d, uint64_t vaddr, struct sym_dwarf_frame *out,
+		      uint32_t max, const char **file, uint32_t *line);
+
+/* ---- sym_demangle.c -------------------------------------------------------------------- */
+
+/*
+ * Demangled C++ (Itanium ABI) or Rust (legacy and v0) name, malloc'ed, or NULL when name is not
+ * mangled (or not demangleable). Parameters included, Rust hashes dropped.
+ */
+char *sym_demangle(const char *name);
+
+/* ---- sym_jit.c: perf map symbols ------------------------------------------------------- */
+
+struct sym_jit;
+struct sym_jit_proc;
+
+/* Index the capture's perf map records by process generation. Borrowed until __free. */
+struct sym_jit *sym_jit__new(const struct cap_perfmap *const *maps, uint32_t n);
+void sym_jit__free(struct sym_jit *j);
+/* The JIT symbols of one process generation, or NULL. */
+const struct sym_jit_proc *sym_jit__proc(const struct sym_jit *j, uint32_t pid,
+					 uint64_t start_time);
+/* The symbol holding addr (the latest entry wins where entries overlap), or NULL. */
+const struct cap_symbol *sym_jit_proc__find(const struct sym_jit_proc *p, uint64_t addr);
+
+#endif /* REP_SYM_INTERNAL_H */

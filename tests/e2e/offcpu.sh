@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# --offcpu (bcc offcputime): blocked time per stack in microseconds, from sched_switch. wl_sleep
+# sleeps N x 50 ms in main -> sleeper_outer -> sleeper_inner -> nanosleep(2): the chain is exact
+# and its off-CPU time is within 10% of N x 50000 us. --min-block/--max-block bound it, the
+# idle task never appears, and the report's summary speaks of time.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+[ -x "$WL/wl_sleep" ] || { not_ok offcpu.sh "$WL/wl_sleep is not built"; exit 1; }
+
+# The sleeper's chain from main down to the kernel's nanosleep path (user then kernel frames).
+chain='^wl_sleep;[^ ]*;main;sleeper_outer;sleeper_inner;[^ ]*do_nanosleep;'
+
+# within NAME EXPECTED_US ACTUAL_US FILE: |actual - expected| <= 10% of expected.
+within() {
+	local lo=$(($2 * 9 / 10)) hi=$(($2 * 11 / 10))
+	check_true "$1" "off-CPU time within 10% of $2 us ($lo..$hi), got $3 us" \
+		test "$3" -ge "$lo" -a "$3" -le "$hi" || show "$4"
+}
+
+# -- COMMAND: 20 sleeps of 50 ms are 1,000,000 us asleep.
+rec cmd --offcpu -o "$tmp/cmd.stk" -- "$WL/wl_sleep" 20
+check_eq offcpu.cmd.exit 0 $? "$tmp/cmd.err"
+check_true offcpu.cmd.banner "'Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.'" \
+	grep -qxF 'Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.' \
+	"$tmp/cmd.err" || show "$tmp/cmd.err"
+folded cmd "$tmp/cmd.stk"
+check_eq offcpu.cmd.report_exit 0 $? "$tmp/cmd.rerr"
+us=$(sum_folded "$tmp/cmd.rep" "$chain")
+within offcpu.cmd.time 1000000 "$us" "$tmp/cmd.rep"
+echo "# offcpu.cmd: 20 x 50 ms asleep measured as $us us" >&2
+# Every sleep is one block, each at least 50 ms: no row of the chain holds less than that.
+check_true offcpu.cmd.chain_rows "every row of the sleeper's chain to hold >= 50000 us" \
+	awk -v re="$chain" '$0 ~ re && $NF < 50000 { exit 1 }' "$tmp/cmd.rep" || show "$tmp/cmd.rep"
+
+# The summary says time, not events; the probe is sched_switch.
+report sum "$tmp/cmd.stk" -f
+check_true offcpu.summary.total "a '# total off-CPU time: N us' summary line" \
+	grep -qE '^# total off-CPU time: [0-9]+ us$' "$tmp/sum.rerr" || show "$tmp/sum.rerr"
+check_true offcpu.summary.mode "'# mode: offcpu, probes: 1'" \
+	grep -qx '# mode: offcpu, probes: 1' "$tmp/sum.rerr" || show "$tmp/sum.rerr"
+check_true offcpu.summary.no_events "no '# events:' line for a capture weighted in us" \
+	test -z "$(grep '^# events:' "$tmp/sum.rerr")" || show "$tmp/sum.rerr"
+
+# -p PID on a sleeper held until SIGUSR1: 10 sleeps, 500,000 us.
+wl_bg pid "$WL/wl_sleep" -w -v 10
+rec_bg pid --offcpu -q -p "$WL_PID" -o "$tmp/pid.stk"
+if rec_ready pid; then
+	kill -USR1 "$WL_PID"
+	wait "$WL_JOB"
+	sleep 0.1
+fi
+rec_signal INT "$REC_PID"
+rec_wait "$REC_PID"
+check_eq offcpu.pid.exit 0 $? "$tmp/pid.err"
+folded pid "$tmp/pid.stk"
+within offcpu.pid.time 500000 "$(sum_folded "$tmp/pid.rep" "$chain")" "$tmp/pid.rep"
+check_eq offcpu.pid.only_pid "$(sum_folded "$tmp/pid.rep")" \
+	"$(sum_folded "$tmp/pid.rep" '^wl_sleep;')" "$tmp/pid.rep"
+
+# --min-block above 50 ms drops every sleep, --max-block below drops them too; bounds around
+# 50 ms keep them all.
+rec min --offcpu -q --min-block 60000 -o "$tmp/min.stk" -- "$WL/wl_sleep" 4
+check_eq offcpu.min_block.exit 0 $? "$tmp/min.err"
+folded min "$tmp/min.stk"
+check_eq offcpu.min_block.dropped 0 "$(sum_folded "$tmp/min.rep" "$chain")" "$tmp/min.rep"
+rec max --offcpu -q --max-block 40000 -o "$tmp/max.stk" -- "$WL/wl_sleep" 4
+check_eq offcpu.max_block.exit 0 $? "$tmp/max.err"
+folded max "$tmp/max.stk"
+check_eq offcpu.max_block.dropped 0 "$(sum_folded "$tmp/max.rep" "$chain")" "$tmp/max.rep"
+rec both --offcpu -q --min-block 40000 --max-block 60000 -o "$tmp/both.stk" -- "$WL/wl_sleep" 4
+check_eq offcpu.bounds.exit 0 $? "$tmp/both.err"
+folded both "$tmp/both.stk"
+within offcpu.bounds.kept 200000 "$(sum_folded "$tmp/both.rep" "$chain")" "$tmp/both.rep"
+# With --min-block 40000 nothing shorter than 40 ms is in the capture at all.
+check_true offcpu.bounds.min "no row under 40000 us with --min-block 40000" \
+	awk '$NF ~ /^[0-9]+$/ && $NF < 40000 { exit 1 }' "$tmp/both.rep" || show "$tmp/both.rep"
+
+# System-wide for a second, with a sleeper running across interval boundaries (-i 1, 3 s of
+# 50 ms sleeps): the sleeper's time is all there (its blocks that span a drain are counted, not
+# lost), and the idle task (pid 0, swapper/N) never appears.
+wl_bg sys "$WL/wl_sleep" -v -w 40
+rec_bg sys --offcpu -q -i 1 -o "$tmp/sys.stk"
+if rec_ready sys; then
+	kill -USR1 "$WL_PID"
+	wait "$WL_JOB"
+	sleep 0.1
+fi
+rec_signal INT "$REC_PID"
+rec_wait "$REC_PID"
+check_eq offcpu.system.exit 0 $? "$tmp/sys.err"
+check_true offcpu.system.intervals "at least 2 intervals, got $(rec_intervals sys)" \
+	test "$(rec_intervals sys)" -ge 2
+folded sys "$tmp/sys.stk"
+within offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" "$chain")" "$tmp/sys.rep"
+check_eq offcpu.system.no_idle 0 "$(grep -c '^swapper/' "$tmp/sys.rep")" "$tmp/sys.rep"
+
+# --offcpu takes no SPEC, and no -e.
+rec spec --offcpu t:sched:sched_switch -o "$tmp/spec.stk"
+check_eq offcpu.spec.exit 2 $? "$tmp/spec.err"
+check_true offcpu.spec.no_file "no capture file" test ! -e "$tmp/spec.stk"
+e2e_done
