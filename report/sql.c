@@ -55,17 +55,9 @@ static const char schema[] =
 
 /* After the rows: derived tables, indexes for the documented queries, views. */
 static const char finish_sql[] =
-	"INSERT INTO stack_counts SELECT k.stack, st.capture, k.n FROM"
-	" (SELECT stack, sum(n) AS n FROM"
-	"  (SELECT kstack AS stack, count AS n FROM samples WHERE kstack IS NOT NULL"
-	"   UNION ALL SELECT ustack, count FROM samples WHERE ustack IS NOT NULL)"
-	"  GROUP BY stack) k JOIN stacks st ON st.id = k.stack;\n"
-	"INSERT INTO stack_functions SELECT DISTINCT stack, coalesce(symbol, '[unknown]'), kernel"
-	" FROM frames;\n"
 	"CREATE INDEX samples_interval ON samples (capture, interval);\n"
 	"CREATE INDEX samples_kstack ON samples (kstack);\n"
 	"CREATE INDEX samples_ustack ON samples (ustack);\n"
-	"CREATE INDEX samples_pid ON samples (pid);\n"
 	"CREATE INDEX frames_symbol ON frames (symbol);\n"
 	"CREATE INDEX stack_functions_function ON stack_functions (function);\n"
 	"CREATE INDEX processes_pid ON processes (capture, pid);\n"
@@ -103,7 +95,7 @@ static const char finish_sql[] =
 
 enum {
 	ST_CAPTURE, ST_META, ST_PROBE, ST_INTERVAL, ST_PROCESS, ST_OBJECT, ST_MAPPING, ST_STACK,
-	ST_FRAME, ST_SAMPLE, ST_LOSS, ST__COUNT
+	ST_FRAME, ST_SAMPLE, ST_LOSS, ST_STACK_COUNT, ST_STACK_FUNCTION, ST__COUNT
 };
 
 static const char *const insert_sql[ST__COUNT] = {
@@ -118,6 +110,8 @@ static const char *const insert_sql[ST__COUNT] = {
 	[ST_FRAME] = "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SAMPLE] = "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_LOSS] = "INSERT INTO losses VALUES (?,?,?,?,?)",
+	[ST_STACK_COUNT] = "INSERT INTO stack_counts VALUES (?,?,?)",
+	[ST_STACK_FUNCTION] = "INSERT OR IGNORE INTO stack_functions VALUES (?,?,?)",
 };
 
 /* A stack already inserted: its content, to find it again. */
@@ -141,6 +135,10 @@ struct loader {
 	int64_t *stack_ids;
 	uint32_t nstacks, stacks_cap;
 	int64_t next_stack;
+	uint64_t *stack_counts;		/* per stack: samples (the stack_counts table) */
+	/* distinct function names of the stack being inserted, for stack_functions */
+	const char **fnames;
+	uint32_t nfnames, fnames_cap;
 	/* process records of this capture -> processes.id */
 	struct rep_htab proc_index;
 	const struct cap_process **procs;
@@ -459,6 +457,45 @@ static int put_frame(struct loader *l, int64_t stack, uint32_t depth, uint32_t i
 	return step(l, ST_FRAME);
 }
 
+/* Remember name (once) among the functions of the stack being inserted. */
+static int note_function(struct loader *l, const char *name)
+{
+	uint32_t i;
+
+	name = name ? name : "[unknown]";
+	for (i = 0; i < l->nfnames; i++)
+		if (!strcmp(l->fnames[i], name))
+			return 0;
+	if (l->nfnames == l->fnames_cap) {
+		uint32_t cap = l->fnames_cap ? l->fnames_cap * 2 : 64;
+		const char **v = realloc(l->fnames, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->fnames = v;
+		l->fnames_cap = cap;
+	}
+	l->fnames[l->nfnames++] = name;
+	return 0;
+}
+
+/* stack_functions: each function once per stack, so totals count a sample once (recursion) */
+static int put_stack_functions(struct loader *l, int64_t stack, bool kernel)
+{
+	sqlite3_stmt *s = l->st[ST_STACK_FUNCTION];
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < l->nfnames && !err; i++) {
+		sqlite3_bind_int64(s, 1, stack);
+		sqlite3_bind_text(s, 2, l->fnames[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 3, kernel);
+		err = step(l, ST_STACK_FUNCTION);
+	}
+	l->nfnames = 0;
+	return err;
+}
+
 /* Frames of a new stack, leaf first; an address with inlined functions gives one row each. */
 static int put_frames(struct loader *l, int64_t stack, const struct rep_interval *ri,
 		      uint32_t row, const struct cap_stack *cs, bool kernel, uint32_t *depth)
@@ -482,23 +519,29 @@ static int put_frames(struct loader *l, int64_t stack, const struct rep_interval
 				return err;
 		}
 		for (j = 0; j < f->ninl; j++) {
-			err = put_frame(l, stack, (*depth)++, i, cs->ips[i], f->inl[j].name, 0, obj,
-					f->inl[j].file, f->inl[j].line, true, f);
+			err = note_function(l, f->inl[j].name);
+			if (!err)
+				err = put_frame(l, stack, (*depth)++, i, cs->ips[i],
+						f->inl[j].name, 0, obj, f->inl[j].file,
+						f->inl[j].line, true, f);
 			if (err)
 				return err;
 		}
-		err = put_frame(l, stack, (*depth)++, i, cs->ips[i], f->name, f->offset, obj,
-				f->file, f->line, false, f);
+		err = note_function(l, f->name);
+		if (!err)
+			err = put_frame(l, stack, (*depth)++, i, cs->ips[i], f->name, f->offset,
+					obj, f->file, f->line, false, f);
 		if (err)
 			return err;
 	}
-	return 0;
+	return put_stack_functions(l, stack, kernel);
 }
 
 static int grow_stacks(struct loader *l)
 {
 	uint32_t cap = l->stacks_cap ? l->stacks_cap * 2 : 1024;
 	struct stack_ent *v;
+	uint64_t *counts;
 	int64_t *ids;
 
 	v = realloc(l->stacks, cap * sizeof(*v));
@@ -509,6 +552,10 @@ static int grow_stacks(struct loader *l)
 	if (!ids)
 		return -ENOMEM;
 	l->stack_ids = ids;
+	counts = realloc(l->stack_counts, cap * sizeof(*counts));
+	if (!counts)
+		return -ENOMEM;
+	l->stack_counts = counts;
 	l->stacks_cap = cap;
 	return 0;
 }
@@ -540,6 +587,7 @@ static int stack_id(struct loader *l, const struct rep_interval *ri, uint32_t ro
 			   cs->nips * sizeof(*cs->ips));
 	if (rep_htab__find(&l->stack_index, h, stack_eq, &key, &val)) {
 		*id = l->stack_ids[val];
+		l->stack_counts[val] += iv->rows[row].count;
 		return 0;
 	}
 	if (l->nstacks == l->stacks_cap && grow_stacks(l))
@@ -548,6 +596,7 @@ static int stack_id(struct loader *l, const struct rep_interval *ri, uint32_t ro
 		return -ENOMEM;
 	*id = ++l->next_stack;
 	l->stacks[l->nstacks] = e;
+	l->stack_counts[l->nstacks] = iv->rows[row].count;
 	l->stack_ids[l->nstacks++] = *id;
 	err = put_frames(l, *id, ri, row, cs, kernel, &depth);
 	if (err)
@@ -661,6 +710,21 @@ static int put_losses(struct loader *l)
 	return err;
 }
 
+static int put_stack_counts(struct loader *l)
+{
+	sqlite3_stmt *s = l->st[ST_STACK_COUNT];
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < l->nstacks && !err; i++) {
+		sqlite3_bind_int64(s, 1, l->stack_ids[i]);
+		sqlite3_bind_int64(s, 2, l->capture);
+		bind_u64(s, 3, l->stack_counts[i]);
+		err = step(l, ST_STACK_COUNT);
+	}
+	return err;
+}
+
 /* Per-capture state: stack and process identities are pointers into this capture. */
 static void loader_reset(struct loader *l)
 {
@@ -691,6 +755,8 @@ static int load_capture(struct loader *l, const struct rep_capture *c, const cha
 		err = put_intervals(l);
 	if (!err)
 		err = put_losses(l);
+	if (!err)
+		err = put_stack_counts(l);
 	loader_reset(l);
 	return err;
 }
@@ -741,6 +807,8 @@ static int load(sqlite3 *db, struct rep_capture **caps, const char **names, int 
 	loader_reset(&l);
 	free(l.stacks);
 	free(l.stack_ids);
+	free(l.stack_counts);
+	free(l.fnames);
 	free(l.procs);
 	rep_strtab__clear(&l.objects);
 	return err;
@@ -1229,8 +1297,10 @@ int rep_sql_run(struct rep_capture **caps, const char **names, int n, const stru
 	sqlite3 *db = NULL;
 	int err;
 
-	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
+	/* one thread: no mutexes */
+	if (sqlite3_open_v2(":memory:", &db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
 		fprintf(stderr, "stkreport: --sql: %s\n", db ? sqlite3_errmsg(db) : "out of memory");
 		err = -ENOMEM;
 		goto out;

@@ -325,7 +325,7 @@ static Elf_Data *section_data(Elf *elf, const char *name, GElf_Shdr *shdr)
 static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found)
 {
 	/* a hostile capture may embed a decompression bomb: stop at the chunk limit */
-	const size_t limit = CAP_MAX_CHUNK_RAW * 4ull;
+	const size_t limit = CAP_MAX_CHUNK_RAW;
 	lzma_stream strm = LZMA_STREAM_INIT;
 	size_t cap = 0, before = b->n;
 	uint8_t *out = NULL;

@@ -59,7 +59,7 @@ check_eq offcpu.pid.only_pid "$(sum_folded "$tmp/pid.rep")" \
 	"$(sum_folded "$tmp/pid.rep" '^wl_sleep;')" "$tmp/pid.rep"
 
 # --min-block above 50 ms drops every sleep, --max-block below drops them too; bounds around
-# 50 ms keep them all.
+# 50 ms keep them all (the upper one generous: a loaded machine wakes a sleeper late).
 rec min --offcpu -q --min-block 60000 -o "$tmp/min.stk" -- "$WL/wl_sleep" 4
 check_eq offcpu.min_block.exit 0 $? "$tmp/min.err"
 folded min "$tmp/min.stk"
@@ -68,7 +68,7 @@ rec max --offcpu -q --max-block 40000 -o "$tmp/max.stk" -- "$WL/wl_sleep" 4
 check_eq offcpu.max_block.exit 0 $? "$tmp/max.err"
 folded max "$tmp/max.stk"
 check_eq offcpu.max_block.dropped 0 "$(sum_folded "$tmp/max.rep" "$chain")" "$tmp/max.rep"
-rec both --offcpu -q --min-block 40000 --max-block 60000 -o "$tmp/both.stk" -- "$WL/wl_sleep" 4
+rec both --offcpu -q --min-block 40000 --max-block 1000000 -o "$tmp/both.stk" -- "$WL/wl_sleep" 4
 check_eq offcpu.bounds.exit 0 $? "$tmp/both.err"
 folded both "$tmp/both.stk"
 within offcpu.bounds.kept 200000 "$(sum_folded "$tmp/both.rep" "$chain")" "$tmp/both.rep"
@@ -76,9 +76,11 @@ within offcpu.bounds.kept 200000 "$(sum_folded "$tmp/both.rep" "$chain")" "$tmp/
 check_true offcpu.bounds.min "no row under 40000 us with --min-block 40000" \
 	awk '$NF ~ /^[0-9]+$/ && $NF < 40000 { exit 1 }' "$tmp/both.rep" || show "$tmp/both.rep"
 
-# System-wide for a second, with a sleeper running across interval boundaries (-i 1, 3 s of
-# 50 ms sleeps): the sleeper's time is all there (its blocks that span a drain are counted, not
-# lost), and the idle task (pid 0, swapper/N) never appears.
+# System-wide, with a sleeper running across interval boundaries (-i 1, 2 s of 50 ms sleeps):
+# the sleeper's time is all there (blocks that span a drain are counted, not lost), and the idle
+# task (pid 0, swapper/N) never appears. The sum is over every row of the sleeper, not its chain:
+# system-wide on a busy machine the never-cleared stack map may have another stack in the
+# sleeper's bucket (a counted collision, the row keeps its time without the stack).
 wl_bg sys "$WL/wl_sleep" -v -w 40
 rec_bg sys --offcpu -q -i 1 -o "$tmp/sys.stk"
 if rec_ready sys; then
@@ -92,7 +94,7 @@ check_eq offcpu.system.exit 0 $? "$tmp/sys.err"
 check_true offcpu.system.intervals "at least 2 intervals, got $(rec_intervals sys)" \
 	test "$(rec_intervals sys)" -ge 2
 folded sys "$tmp/sys.stk"
-within offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" "$chain")" "$tmp/sys.rep"
+within offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" '^wl_sleep[; ]')" "$tmp/sys.rep"
 check_eq offcpu.system.no_idle 0 "$(grep -c '^swapper/' "$tmp/sys.rep")" "$tmp/sys.rep"
 
 # --offcpu takes no SPEC, and no -e.

@@ -54,7 +54,8 @@ static const uint64_t kfuncs[] = {
 	0xffffffff81002100ull, 0xffffffff81003000ull, 0xffffffff81004000ull,
 };
 
-static void put_header(struct cap_writer *w, const char *path, const struct sym_elf *e)
+static void put_header(struct cap_writer *w, const char *path, const struct sym_elf *e,
+		       uint64_t text)
 {
 	struct cap_kv kv[] = {
 		{ "host", "big-host" }, { "kernel", "6.1.0-big" }, { "arch", "x86_64" },
@@ -80,9 +81,9 @@ static void put_header(struct cap_writer *w, const char *path, const struct sym_
 	rec = (struct cap_record){ .type = CAP_CHUNK_KSYMS };
 	rec.ksyms = (struct cap_ksyms){ 0, sizeof(ksyms) / sizeof(ksyms[0]), ksyms };
 	put(w, path, &rec);
-	/* the text segment of golden.elf, mapped at its link address (non-PIE) */
+	/* the text segment of golden.elf (holding its first function), at its link address */
 	for (i = 0; i < e->nsegs; i++)
-		if (e->segs[i].vaddr && !map.start && e->segs[i].filesz > 0x100) {
+		if (text >= e->segs[i].vaddr && text - e->segs[i].vaddr < e->segs[i].filesz) {
 			map.start = e->segs[i].vaddr & ~0xfffull;
 			map.end = (e->segs[i].vaddr + e->segs[i].filesz + 0xfff) & ~0xfffull;
 			map.pgoff = e->segs[i].offset & ~0xfffull;
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
 	w = cap_writer__open(argv[3]);
 	if (!w)
 		die(argv[3], errno);
-	put_header(w, argv[3], e);
+	put_header(w, argv[3], e, ufuncs[0]);
 	while (rows) {
 		uint32_t n = rows > ROWS_PER_INTERVAL ? ROWS_PER_INTERVAL : rows;
 

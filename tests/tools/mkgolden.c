@@ -565,6 +565,72 @@ static void case_merge(struct out *o)
 	merge_capture(o, "before.stk", "web1", "49", 2);
 }
 
+/*
+ * stkrec --snoop: one EVENTS batch of 5 events on 2 CPUs (rows in time order), a uprobe event
+ * without kernel stack, a user stack with an address no symbol covers, and ring-buffer drops on
+ * CPU 1 (snoop).
+ */
+static void case_snoop(struct out *o)
+{
+	static struct cap_mapping m100[2];
+	struct cap_process procs[] = {
+		{ 100, 0, 5000, "golden", "/golden.elf", 2, m100 },
+	};
+	struct cap_probe probes[] = {
+		{ 0, CAP_PROBE_TRACEPOINT, 1, "t:syscalls:sys_enter_getppid" },
+		{ 1, CAP_PROBE_UPROBE, 1, "/golden.elf:read_file" },
+	};
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	const uint64_t u_read[] = { at(&golden, "read_file", 0), at(&golden, "parse_config", 0x11),
+				    0x7f0000001234ull, at(&golden, "main", 0x37), 0 };
+	static uint64_t drops[2] = { 0, 3 };
+	struct cap_record rec = { .type = CAP_CHUNK_EVENTS };
+	struct cap_record lo = { .type = CAP_CHUNK_LOSSES };
+	struct ivb b;
+	uint32_t kg, uc, ur;
+	static const struct {
+		uint32_t probe, tid, cpu;
+		uint64_t ts;
+	} ev[] = {
+		{ 0, 100, 0, MONO0 + 100000000ull },
+		{ 0, 101, 1, MONO0 + 100000250ull },
+		{ 1, 100, 0, MONO0 + 100500000ull },
+		{ 0, 100, 0, MONO0 + 250000001ull },
+		{ 1, 101, 1, MONO0 + 1250000000ull },
+	};
+
+	m100[0] = text_map(&golden);
+	m100[1] = other_map(0x7f0000001000ull, 0x7f0000002000ull, CAP_MAP_FILE,
+			    "/lib/libmissing.so", 0xab);
+	open_case(o, "snoop");
+	put_meta(o, "snoop", probes, 2);
+	put_ksyms(o, false);
+	put_procs(o, procs, 1);
+	iv_begin(&b, 0);
+	b.iv.end_ns = MONO0 + 2 * SEC;
+	kg = iv_stack(&b, true, k_getppid);
+	uc = iv_stack(&b, false, u_chain);
+	ur = iv_stack(&b, false, u_read);
+	for (uint32_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		iv_row(&b, ev[i].probe, 100, "golden", ev[i].probe ? 0 : kg, ev[i].probe ? ur : uc,
+		       0, 1);
+		b.rows[i].tid = ev[i].tid;
+		b.rows[i].ts_ns = ev[i].ts;
+		b.rows[i].cpu = ev[i].cpu;
+	}
+	rec.interval = b.iv;
+	put(o, &rec);
+	o->events += b.iv.nrows;
+	o->nintervals++;
+	lo.losses.counts[CAP_LOSS_EVENTS_DROPPED] = 3;
+	lo.losses.ncpus = 2;
+	lo.losses.cpu_dropped = drops;
+	put(o, &lo);
+	close_case(o, true);
+}
+
 static void rewrite(const char *path, void (*edit)(uint8_t *buf, size_t *len, void *ctx), void *ctx)
 {
 	FILE *f = fopen(path, "rb");
@@ -623,6 +689,7 @@ int main(int argc, char **argv)
 	case_count(&o, "count", true);
 	case_profile(&o);
 	case_unknown(&o);
+	case_snoop(&o);
 	case_merge(&o);
 
 	/* recorder killed inside the second interval chunk */

@@ -6,10 +6,18 @@
  * on a built model, --by groups in display order, and the --normalize factor.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../../report/report.h"
 #include "../test.h"
+
+/* a pointer, so test.h's NULL checks do not warn about an array */
+static const char *got(const char *s)
+{
+	return s;
+}
 
 /* ---- frame texts --------------------------------------------------------------------------- */
 
@@ -30,27 +38,27 @@ static void test_frame_render(void)
 	in.name = "helper";
 	in.flags = REP_FRAME_F_INLINED;
 	render(&f, &o, false, buf);
-	T_EQ_STR("test_rep_frame_name", "stk_leaf", buf);
+	T_EQ_STR("test_rep_frame_name", "stk_leaf", got(buf));
 	render(&in, &o, false, buf);
-	T_EQ_STR("test_rep_frame_inlined", "helper (inlined)", buf);
+	T_EQ_STR("test_rep_frame_inlined", "helper (inlined)", got(buf));
 	o.offset = true;
 	o.lines = true;
 	render(&f, &o, false, buf);
-	T_EQ_STR("test_rep_frame_offset_lines", "stk_leaf+0x14 (w.c:12)", buf);
+	T_EQ_STR("test_rep_frame_offset_lines", "stk_leaf+0x14 (w.c:12)", got(buf));
 	/* an inlined frame has no address of its own: no offset, its own source line */
 	render(&in, &o, false, buf);
-	T_EQ_STR("test_rep_frame_inlined_lines", "helper (w.c:12) (inlined)", buf);
+	T_EQ_STR("test_rep_frame_inlined_lines", "helper (w.c:12) (inlined)", got(buf));
 	render(&f, &o, true, buf);
-	T_EQ_STR("test_rep_frame_addr_column", "401234           stk_leaf+0x14 (w.c:12)", buf);
+	T_EQ_STR("test_rep_frame_addr_column", "401234           stk_leaf+0x14 (w.c:12)", got(buf));
 	render(&unk, &o, false, buf);
-	T_EQ_STR("test_rep_frame_unknown", "[unknown]", buf);
+	T_EQ_STR("test_rep_frame_unknown", "[unknown]", got(buf));
 	o.verbose = true;
 	render(&unk, &o, false, buf);
-	T_EQ_STR("test_rep_frame_unknown_verbose", "[unknown] (libx.so+0x99)", buf);
+	T_EQ_STR("test_rep_frame_unknown_verbose", "[unknown] (libx.so+0x99)", got(buf));
 	o = (struct rep_opts){ .annotations = true };
 	f.flags = REP_FRAME_F_KERNEL;
 	render(&f, &o, false, buf);
-	T_EQ_STR("test_rep_frame_kernel_annotated", "stk_leaf_[k]", buf);
+	T_EQ_STR("test_rep_frame_kernel_annotated", "stk_leaf_[k]", got(buf));
 }
 
 /* ---- JSON strings -------------------------------------------------------------------------- */
@@ -69,15 +77,15 @@ static void test_json_string(void)
 	char buf[128];
 
 	json("a\"b\\c\n\t\x01", buf, sizeof(buf));
-	T_EQ_STR("test_rep_json_escapes", "\"a\\\"b\\\\c\\n\\t\\u0001\"", buf);
+	T_EQ_STR("test_rep_json_escapes", "\"a\\\"b\\\\c\\n\\t\\u0001\"", got(buf));
 	json("caf\xc3\xa9 \xe2\x82\xac", buf, sizeof(buf));
-	T_EQ_STR("test_rep_json_utf8_kept", "\"caf\xc3\xa9 \xe2\x82\xac\"", buf);
+	T_EQ_STR("test_rep_json_utf8_kept", "\"caf\xc3\xa9 \xe2\x82\xac\"", got(buf));
 	/* a lone continuation byte, a truncated sequence, an overlong '/' and a surrogate */
 	json("x\x80y\xc3" "z\xc0\xaf\xed\xa0\x80", buf, sizeof(buf));
 	T_EQ_STR("test_rep_json_bad_utf8",
-		 "\"x\\ufffdy\\ufffdz\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"", buf);
+		 "\"x\\ufffdy\\ufffdz\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"", got(buf));
 	json(NULL, buf, sizeof(buf));
-	T_EQ_STR("test_rep_json_null", "null", buf);
+	T_EQ_STR("test_rep_json_null", "null", got(buf));
 }
 
 /* ---- filters ------------------------------------------------------------------------------- */
@@ -291,6 +299,103 @@ static void test_model_by(void)
 	rep_model__clear(&m);
 }
 
+/* ---- inlined functions: one frame each (needs libdw and `make workloads`) ------------------ */
+
+#define INL_BASE 0x555555554000ull
+
+/* First address of inl_work whose innermost inlined function is inl_mix, or 0. */
+static uint64_t inline_address(const struct sym_elf *e, struct cap_process *proc)
+{
+	struct sym_user *u = sym_user__new(&(struct sym_user_opts){ .open_files = true,
+								    .inlines = true });
+	struct sym_result r;
+	uint64_t a, found = 0;
+	uint32_t i;
+
+	for (i = 0; u && i < e->nsyms && !found; i++) {
+		if (strcmp(e->syms[i].name, "inl_work"))
+			continue;
+		for (a = e->syms[i].addr; a < e->syms[i].addr + e->syms[i].size; a++) {
+			sym_user__lookup(u, proc, INL_BASE + a, false, &r);
+			if (r.reason == SYM_OK && r.ninl == 2 && !strcmp(r.inl[0].name, "inl_mix")) {
+				found = INL_BASE + a;
+				break;
+			}
+		}
+	}
+	sym_user__free(u);
+	return found;
+}
+
+static void test_model_inlines(void)
+{
+	const char *out = getenv("OUTPUT") ? getenv("OUTPUT") : ".output";
+	char bin[PATH_MAX], want[PATH_MAX + 64], cwd[PATH_MAX];
+	struct cap_mapping map = { .kind = CAP_MAP_FILE, .start = INL_BASE,
+				   .end = INL_BASE + 0x100000 };
+	struct cap_process proc = { .pid = 1, .nmaps = 1, .maps = &map };
+	const struct cap_process *rprocs[1] = { &proc };
+	uint64_t ip[1];
+	struct cap_stack ust = { 0, 1, ip };
+	struct cap_row row = { .pid = 1, .comm = "wl", .ustack = 1, .count = 7 };
+	struct cap_interval iv = { 0, 0, 1, 0, 1, 1, NULL, &ust, &row };
+	struct rep_interval ri = { .iv = &iv, .procs = rprocs, .ksyms = UINT32_MAX };
+	struct rep_capture c = { .major = 1, .intervals = &ri, .nintervals = 1 };
+	struct rep_model_cfg cfg = { .kernel = true, .user = true };
+	struct rep_opts o = { 0 };
+	struct rep_model m;
+	struct sym_elf *e;
+
+	snprintf(bin, sizeof(bin), "%s/tests/workloads/wl_inline", out);
+	e = sym_elf__open(bin);
+	if (!e) {
+		printf("skip test_rep_model_inlines: %s not built (make workloads)\n", bin);
+		return;
+	}
+	map.path = bin;
+	map.build_id_len = e->build_id_len;
+	memcpy(map.build_id, e->build_id, e->build_id_len);
+	ip[0] = inline_address(e, &proc);
+	sym_elf__close(e);
+	if (!T_CHECK("test_rep_model_inline_address", ip[0], "no inlined address in %s", bin))
+		return;
+	if (!T_EQ_INT("test_rep_model_inlines_build", 0, rep_model__build(&m, &c, &o, &cfg)))
+		return;
+	/* innermost first, as perf: inl_mix inlined into inl_outer inlined into inl_work */
+	if (T_EQ_INT("test_rep_model_inline_frames", 3, m.nstacks ? m.stacks[0].nu : 0)) {
+		T_EQ_STR("test_rep_model_inline_0", "inl_mix (inlined)",
+			 rep_strtab__str(&m.strs, m.stacks[0].frames[0]));
+		T_EQ_STR("test_rep_model_inline_1", "inl_outer (inlined)",
+			 rep_strtab__str(&m.strs, m.stacks[0].frames[1]));
+		T_EQ_STR("test_rep_model_inline_2", "inl_work",
+			 rep_strtab__str(&m.strs, m.stacks[0].frames[2]));
+		T_CHECK("test_rep_model_inline_flags",
+			(rep_model_frame(&m, m.stacks[0].frames[0])->flags & REP_FRAME_F_INLINED) &&
+			!(rep_model_frame(&m, m.stacks[0].frames[2])->flags & REP_FRAME_F_INLINED),
+			"inlined flags");
+	}
+	rep_model__clear(&m);
+	/* -l: each frame with its own line (where the address, or the next call, is) */
+	o.lines = true;
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    !T_EQ_INT("test_rep_model_inline_lines_build", 0, rep_model__build(&m, &c, &o, &cfg)))
+		return;
+	snprintf(want, sizeof(want), "inl_mix (%s/tests/workloads/wl_inline.c:", cwd);
+	T_CHECK("test_rep_model_inline_lines", m.nstacks && m.stacks[0].nu == 3 &&
+		!strncmp(rep_strtab__str(&m.strs, m.stacks[0].frames[0]), want, strlen(want)) &&
+		strstr(rep_strtab__str(&m.strs, m.stacks[0].frames[0]), ") (inlined)") &&
+		!strncmp(rep_strtab__str(&m.strs, m.stacks[0].frames[2]), "inl_work (", 10),
+		"got \"%s\"", m.nstacks ? rep_strtab__str(&m.strs, m.stacks[0].frames[0]) : "");
+	rep_model__clear(&m);
+	o = (struct rep_opts){ .no_inline = true };
+	if (!T_EQ_INT("test_rep_model_no_inline_build", 0, rep_model__build(&m, &c, &o, &cfg)))
+		return;
+	T_CHECK("test_rep_model_no_inline", m.nstacks && m.stacks[0].nu == 1 &&
+		!strcmp(rep_strtab__str(&m.strs, m.stacks[0].frames[0]), "inl_work"),
+		"one frame per address");
+	rep_model__clear(&m);
+}
+
 /* ---- --normalize --------------------------------------------------------------------------- */
 
 static void test_diff_factor(void)
@@ -323,6 +428,7 @@ int main(void)
 	test_filter_rows();
 	test_model_grep_depth();
 	test_model_by();
+	test_model_inlines();
 	test_diff_factor();
 	T_EXIT();
 }
