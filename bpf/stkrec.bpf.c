@@ -413,6 +413,13 @@ int on_exit(void *ctx)
 #define PF_EXITING 0x00000004	/* include/linux/sched.h, stable since 2.6 */
 #endif
 
+#define TASK_TRACED_BIT 0x00000008	/* __TASK_TRACED, include/linux/sched.h */
+
+/* task_struct.__state (5.14+), as a CO-RE flavor: the shared vmlinux.h does not declare it. */
+struct task_struct___offcpu {
+	unsigned int __state;
+} __attribute__((preserve_access_index));
+
 const volatile __u64 cfg_min_block_us = 1;	/* --min-block */
 const volatile __u64 cfg_max_block_us = ~0ull;	/* --max-block */
 
@@ -452,6 +459,20 @@ static __always_inline void offcpu_add(void *counts, const struct stk_key *key, 
 }
 
 /*
+ * A task stopping for its tracer right after exec (-- COMMAND: stkrec is that tracer) has only
+ * the executable and ld.so mapped: reading its maps then would miss every library. Its next
+ * block, in its own code, notifies instead (and the interval end reads it if none comes).
+ */
+static __always_inline bool in_ptrace_stop(struct task_struct *task)
+{
+	struct task_struct___offcpu *t = (void *)task;
+
+	if (!bpf_core_field_exists(t->__state))
+		return false;
+	return BPF_CORE_READ(t, __state) & TASK_TRACED_BIT;
+}
+
+/*
  * prev is current here: its stacks are the ones it blocks in. They go to stacks0 whatever the
  * generation, since the time is known only when the task runs again, possibly intervals later,
  * after both generations were drained: in this mode stkrec never clears the stack map
@@ -464,7 +485,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	long id;
 
 	if (tid == 0)
-		return;		/* the idle task: its "blocked" time is the CPU's busy time */
+		return;		/* the idle task: its "blocked" time is busy CPU time */
 	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
 		return;
 	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
@@ -474,10 +495,10 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	 * its tgid: a notification then would make stkrec re-read maps that are being torn down,
 	 * and the rows of the whole interval would lose their mappings.
 	 */
-	if (!(BPF_CORE_READ(prev, flags) & PF_EXITING))
+	if (!(BPF_CORE_READ(prev, flags) & PF_EXITING) && !in_ptrace_stop(prev))
 		note_first_seen(tgid);
 
-	__builtin_memset(&st, 0, sizeof(st));	/* padding included: the key is hashed as bytes */
+	__builtin_memset(&st, 0, sizeof(st));	/* padding too: keys hash as bytes */
 	st.ts_ns = now;
 	st.key.tgid = tgid;
 	st.key.pid = tid;
@@ -485,7 +506,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	if (cfg_kstacks) {
 		id = bpf_get_stackid(ctx, &stacks0, 0);
 		if (id < 0)
-			stat_add(is_collision(id) ? STK_STAT_KSTACK_COLLISION : STK_STAT_KSTACK_ERROR);
+			stat_add(is_collision(id) ? STK_STAT_KSTACK_COLLISION :
+						    STK_STAT_KSTACK_ERROR);
 		st.key.kstack = id;
 	} else {
 		st.key.kstack = STK_STACK_NOT_WANTED;

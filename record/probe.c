@@ -426,8 +426,9 @@ static int attach_sampling(struct rec_probe *p, const struct rec_opts *o)
 			continue;	/* an offline CPU */
 		/* A VM without a virtual PMU (or a PMU without this counter): ENOENT/EOPNOTSUPP. */
 		if (fd < 0 && rec_event_is_hardware(e) && (errno == ENOENT || errno == EOPNOTSUPP))
-			return rec_err(-errno, "cannot sample '%s': this machine has no hardware PMU "
-				       "event for it (perf_event_open: %s)", e->name, strerror(errno));
+			return rec_err(-errno, "cannot sample '%s': this machine has no "
+				       "hardware PMU event for it (perf_event_open: %s)", e->name,
+				       strerror(errno));
 		if (fd < 0)
 			return rec_err(-errno, "cannot open a perf event on cpu %d: %s", cpu,
 				       strerror(errno));
@@ -547,7 +548,7 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 	}
 	fill_maps(p);
 	if (o->offcpu) {
-		/* Both generations' counts refer to stacks0, which the drain keeps (offcpu_prepare). */
+		/* Both generations' counts refer to stacks0, which the drain keeps. */
 		p->maps.stacks_fd[1] = p->maps.stacks_fd[0];
 		p->maps.keep_stacks = true;
 	}

@@ -28,7 +28,7 @@ struct rec_opts {
 	bool regexp;
 	unsigned int freq_hz;	/* 0 when -c is used */
 	uint64_t period;	/* -c N, 0 when -F */
-	bool freq_set;		/* -F given (offcpu helper: -e page-faults defaults to -c 1 without) */
+	bool freq_set;		/* -F given: without it, -e page-faults means -c 1 (events.c) */
 	int cpu;		/* -C, -1 for all */
 	bool include_idle;
 	uint32_t stack_storage_size;
@@ -67,7 +67,7 @@ int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 struct rec_event {
 	const char *name;	/* perf's name: "cpu-clock", "page-faults", "cycles", ... */
-	uint32_t type;		/* perf_event_attr.type: PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE */
+	uint32_t type;		/* perf_event_attr.type: PERF_TYPE_SOFTWARE or _HARDWARE */
 	uint64_t config;	/* perf_event_attr.config */
 	bool every_event;	/* rare events: period 1 unless -F or -c is given */
 };
@@ -197,7 +197,7 @@ struct rec_maps {
 	int stacks_fd[2];
 	int stats_fd;
 	volatile uint32_t *gen;
-	bool keep_stacks;	/* --offcpu: ids outlive intervals, the drain keeps them (offcpu.c) */
+	bool keep_stacks;	/* --offcpu: ids outlive intervals, the drain keeps them */
 	uint32_t depth;		/* frames per stack-map value */
 	uint32_t stack_entries;
 	int snoop_drops_fd;	/* --snoop: per-CPU count of events the full ring buffer refused */

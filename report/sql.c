@@ -443,7 +443,7 @@ static int put_frame(struct loader *l, int64_t stack, uint32_t depth, uint32_t i
 	sqlite3_bind_int64(s, 3, ip);
 	bind_u64(s, 4, addr);
 	bind_text(s, 5, name);
-	if (name)
+	if (name && !inlined)	/* an inlined function has no symbol of its own */
 		bind_u64(s, 6, offset);
 	if (object)
 		sqlite3_bind_int64(s, 7, object);
@@ -903,7 +903,7 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
 		[SQLITE_DROP_VTABLE] = "DROP VIRTUAL TABLE", [SQLITE_SAVEPOINT] = "SAVEPOINT",
 	};
 	struct guard *g = ctx;
-	const char *what;
+	const char *what, *object;
 
 	/* one statement may ask several times: the first refusal is the one to name */
 	if (g->refused[0])
@@ -940,9 +940,11 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
 	}
 	what = action >= 0 && action < (int)(sizeof(names) / sizeof(names[0])) && names[action]
 		       ? names[action] : "statement";
-	snprintf(g->refused, sizeof(g->refused), "%s%s%s", what, a1 && action != SQLITE_ATTACH &&
-		 action != SQLITE_TRANSACTION ? " " : "", a1 && action != SQLITE_ATTACH &&
-		 action != SQLITE_TRANSACTION ? a1 : "");
+	/* the object refused: the name that is in the user's statement */
+	object = action == SQLITE_ATTACH || action == SQLITE_TRANSACTION ? NULL
+		 : action == SQLITE_SAVEPOINT || action == SQLITE_ALTER_TABLE ? a2 : a1;
+	snprintf(g->refused, sizeof(g->refused), "%s%s%s", what, object ? " " : "",
+		 object ? object : "");
 	return SQLITE_DENY;
 }
 

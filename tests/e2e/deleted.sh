@@ -29,7 +29,7 @@ check_true del.embedded_whole "wl_del embedded whole (data=N > 0)" \
 	grep -qE '^object .*path=.*/wl_del .*data=[1-9]' <<<"$dump"
 folded del "$tmp/del.stk" -U
 check_eq del.report_exit 0 $? "$tmp/del.rerr"
-check_eq del.chain "$n" "$(sum_folded "$tmp/del.rep" ';main;wl_outer;wl_middle;wl_target ')" \
+check_eq del.chain "$n" "$(sum_folded "$tmp/del.rep" ';main;(wl_main \(inlined\);)?wl_outer;wl_middle;wl_target ')" \
 	"$tmp/del.rep"
 
 # Replaced: renamed over by another program while it runs (maps say " (deleted)" too).
@@ -48,6 +48,6 @@ rec_wait "$REC_PID"
 check_eq rep.exit 0 $? "$tmp/rep.err"
 folded rep "$tmp/rep.stk" -U
 check_eq rep.report_exit 0 $? "$tmp/rep.rerr"
-check_eq rep.chain "$n" "$(sum_folded "$tmp/rep.rep" ';main;wl_outer;wl_middle;wl_target ')" \
+check_eq rep.chain "$n" "$(sum_folded "$tmp/rep.rep" ';main;(wl_main \(inlined\);)?wl_outer;wl_middle;wl_target ')" \
 	"$tmp/rep.rep"
 e2e_done
