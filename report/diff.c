@@ -191,9 +191,11 @@ static bool duration_ns(const struct rep_capture *c, double *ns)
 /* What one count stands for (see the top of the file). */
 static double count_weight(const struct rep_capture *c)
 {
+	const char *weight = c->meta ? cap_meta_get(c->meta, "weight") : NULL;
 	int64_t v;
 
-	if (!rep_capture_is_profile(c))
+	/* counting captures count events, off-CPU captures microseconds: no period to scale */
+	if (!rep_capture_is_profile(c) || (weight && !strcmp(weight, "us")))
 		return 1;
 	if (rep_capture_meta_i64(c, "freq_hz", &v) && v > 0)
 		return 1e9 / (double)v;

@@ -342,7 +342,8 @@ bool rep_capture_is_profile(const struct rep_capture *c)
 {
 	const char *mode = c->meta ? cap_meta_get(c->meta, "mode") : NULL;
 
-	return mode && !strcmp(mode, "profile");
+	/* off-CPU captures print as bcc offcputime does: profile's layout */
+	return mode && (!strcmp(mode, "profile") || !strcmp(mode, "offcpu"));
 }
 
 bool rep_capture_meta_i64(const struct rep_capture *c, const char *key, int64_t *v)

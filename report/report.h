@@ -160,7 +160,7 @@ bool rep_capture_wall_ns(const struct rep_capture *c, uint64_t mono_ns, int64_t 
 /* The user-space symbolizer the options ask for, fed with c's embedded objects (load.c). */
 struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep_opts *o);
 
-/* "count" or "profile" from the metadata (count when absent or unknown). */
+/* Whether the capture prints in profile's layout: sampling and off-CPU captures (meta mode). */
 bool rep_capture_is_profile(const struct rep_capture *c);
 
 /* ---- the symbolized model (agg.c) ---------------------------------------------------------- */

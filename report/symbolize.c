@@ -1024,6 +1024,19 @@ static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
 		}
 		return d->dw;
 	}
+	if (!d->dwarf_file && d->files && d->emb) {
+		/* the symbols came from the capture: the object file itself, if this host has the
+		 * same build, may carry DWARF */
+		want_of(d, &w);
+		if (sym_finder__object(u->finder, &w, &dbg, &file) == SYM_OK && dbg->has_dwarf) {
+			d->dwarf_file = file;
+			file = NULL;
+		}
+		sym_elf__close(dbg);
+		free(file);
+		dbg = NULL;
+		file = NULL;
+	}
 	if (!d->dwarf_file && d->files) {
 		want_of(d, &w);
 		if (!sym_finder__debug(u->finder, &w, true, &dbg, &file) && dbg->has_dwarf) {

@@ -123,6 +123,32 @@ int main(void)
 	T_EQ_INT("test_rep_lines_plain_ninl", 0, r.ninl);
 	T_CHECK("test_rep_lines_plain_no_file", !r.file && !r.line, "file %s line %u",
 		r.file ? r.file : "(null)", r.line);
+	sym_user__free(plain);
+	plain = NULL;
+
+	/* symbols from the capture's embedded record (as stkrec writes them by default): the
+	 * object file on this host, same build-id, still gives the DWARF */
+	{
+		struct cap_segment segs[16];
+		struct cap_symbol syms[] = { { work->addr, work->size, "inl_work" } };
+		struct cap_object obj = { .flags = CAP_OBJ_F_SYMTAB, .path = bin, .debuglink = "",
+					  .segs = segs, .nsyms = 1, .syms = syms };
+		const struct cap_object *objs[] = { &obj };
+		uint32_t i;
+
+		for (i = 0; i < e->nsegs && i < 16; i++)
+			segs[i] = (struct cap_segment){ e->segs[i].offset, e->segs[i].vaddr,
+							e->segs[i].filesz, e->segs[i].filesz };
+		obj.nsegs = i;
+		obj.build_id_len = e->build_id_len;
+		memcpy(obj.build_id, e->build_id, e->build_id_len);
+		plain = sym_user__new(&(struct sym_user_opts){ .open_files = true, .lines = true,
+							       .inlines = true, .objects = objs,
+							       .nobjects = 1 });
+		sym_user__lookup(plain, &proc, BASE + found, false, &r);
+		T_EQ_INT("test_rep_lines_embedded_ninl", 2, r.ninl);
+		T_EQ_INT("test_rep_lines_embedded_line", call_outer, r.line);
+	}
 out:
 	sym_user__free(u);
 	sym_user__free(plain);
