@@ -27,8 +27,6 @@ struct rec_probe {
 	struct ring_buffer *rb;
 	int (*notify_fn)(void *ctx, void *data, size_t len);
 	void *notify_ctx;
-	int (*event_fn)(void *ctx, void *data, size_t len);	/* --snoop (snoop.c) */
-	void *event_ctx;
 	struct rec_maps maps;
 	enum rec_kfunc_mode kfunc_mode;
 	int *fentry_fds;	/* fentry: one program copy and one link per function */
@@ -480,13 +478,6 @@ static int on_notify(void *ctx, void *data, size_t len)
 	return p->notify_fn ? p->notify_fn(p->notify_ctx, data, len) : 0;
 }
 
-static int on_event(void *ctx, void *data, size_t len)
-{
-	struct rec_probe *p = ctx;
-
-	return p->event_fn ? p->event_fn(p->event_ctx, data, len) : 0;
-}
-
 static void fill_maps(struct rec_probe *p)
 {
 	struct stkrec_bpf *s = p->skel;
@@ -497,6 +488,7 @@ static void fill_maps(struct rec_probe *p)
 	p->maps.stacks_fd[1] = bpf_map__fd(s->maps.stacks1);
 	p->maps.stats_fd = bpf_map__fd(s->maps.stats);
 	p->maps.snoop_drops_fd = bpf_map__fd(s->maps.snoop_drops);
+	p->maps.events_fd = bpf_map__fd(s->maps.events);
 	p->maps.gen = &s->bss->gen;
 }
 
@@ -562,11 +554,6 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		err = rec_err(-errno, "cannot open the BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	/* snoop: the events ring is polled with the notify ring, in one epoll set */
-	if (o->snoop && ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.events), on_event, p)) {
-		err = rec_err(-errno, "cannot open the BPF events ring buffer: %s", strerror(errno));
-		goto fail;
-	}
 	err = attach_all(p, o, specs, n);
 	if (err)
 		goto fail;
@@ -587,20 +574,6 @@ void rec_probe__set_notify_handler(struct rec_probe *p, int (*fn)(void *, void *
 {
 	p->notify_fn = fn;
 	p->notify_ctx = ctx;
-}
-
-void rec_probe__set_event_handler(struct rec_probe *p, int (*fn)(void *, void *, size_t),
-				  void *ctx)
-{
-	p->event_fn = fn;
-	p->event_ctx = ctx;
-}
-
-int rec_probe__consume(struct rec_probe *p)
-{
-	int n = ring_buffer__consume(p->rb);
-
-	return n == -EINTR ? 0 : n;
 }
 
 int rec_probe__poll(struct rec_probe *p, int timeout_ms)

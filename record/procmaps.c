@@ -318,7 +318,15 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 		return -ESRCH;	/* a zombie: its mappings are gone already */
 	read_mnt_ns(pid, ns, sizeof(ns));
 	r->other_ns = *ns && *ps->mnt_ns && strcmp(ns, ps->mnt_ns);
-	return read_maps(ps, pid, r);
+	err = read_maps(ps, pid, r);
+	/*
+	 * No executable mapping at all: the process is past exit_mm() but not yet a zombie (or is
+	 * a kernel thread, which has no user frames to name). Say it is gone, so its record says
+	 * NO_MAPS instead of sending every user frame to "address outside any mapping".
+	 */
+	if (!err && !p->nmaps)
+		err = -ESRCH;
+	return err;
 }
 
 static struct proc_entry *find_entry(struct rec_procs *ps, uint32_t pid)

@@ -201,6 +201,7 @@ struct rec_maps {
 	uint32_t depth;		/* frames per stack-map value */
 	uint32_t stack_entries;
 	int snoop_drops_fd;	/* --snoop: per-CPU count of events the full ring buffer refused */
+	int events_fd;		/* --snoop: the ring buffer of struct stk_event (snoop.c reads it) */
 };
 
 /* Open, size, load and attach. Errors are printed; returns NULL with errno set. */
@@ -212,11 +213,6 @@ int rec_probe__poll(struct rec_probe *p, int timeout_ms);
 void rec_probe__set_notify_handler(struct rec_probe *p, int (*fn)(void *ctx, void *data, size_t),
 				   void *ctx);
 void rec_probe__close(struct rec_probe *p);
-/* --snoop: handler of the events ring (struct stk_event), polled with the notify ring. */
-void rec_probe__set_event_handler(struct rec_probe *p, int (*fn)(void *ctx, void *data, size_t),
-				  void *ctx);
-/* Read every record already in the ring buffers, without waiting. Returns the count or -errno. */
-int rec_probe__consume(struct rec_probe *p);
 
 /* Number of CPUs sampled (probe nattached for sampling). */
 uint32_t rec_probe__nperf(const struct rec_probe *p);
@@ -387,7 +383,10 @@ void rec_child__close(struct rec_child *c);
 
 struct rec_snoop;
 
-/* Event buffers for the maps of p. NULL with errno set. */
+/*
+ * Start reading the events ring of p's maps in a thread of its own, so that writing a large
+ * interval never stalls the reading. NULL with errno set.
+ */
 struct rec_snoop *rec_snoop__new(struct rec_probe *p);
 void rec_snoop__free(struct rec_snoop *s);
 /*

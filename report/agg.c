@@ -111,6 +111,7 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
  * The text of a frame (stkreport(1), "Frames"):
  *   [ADDR ]NAME[+0xOFF][ (FILE:LINE)][ (inlined)][_[k]]    named frames
  *   [ADDR ][unknown][ (MODULE+0xOFF)][_[k]]                 unnamed frames (module with -v)
+ *   [kernel] 0xADDR[_[k]], or ADDR [kernel] with -v          kernel frames under hidden kallsyms
  * ADDR is "%-16lx" with -v (stackcount's column), +0xOFF comes with -s (never on an inlined frame:
  * it has no address of its own), FILE:LINE with -l, _[k] with -a. " (inlined)" is perf's marking.
  * exact (layouts that print every field, --json): every field goes into the text, so frames that
@@ -133,6 +134,10 @@ void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o, bool 
 			append(buf, len, &n, " (%s:%" PRIu32 ")", f->file, f->line);
 		if (inl)
 			append(buf, len, &n, " (inlined)");
+	} else if (f->reason == SYM_R_KSYMS_HIDDEN) {
+		/* kallsyms showed zeros when recorded: the address is all there is, never a guess
+		 * (with -v it is in the address column already) */
+		append(buf, len, &n, addr_column ? "[kernel]" : "[kernel] 0x%" PRIx64, f->addr);
 	} else {
 		append(buf, len, &n, "[unknown]");
 		if ((o->verbose || exact) && f->module)

@@ -37,7 +37,7 @@ struct pb {
 
 static void pb_put(struct pb *p, const void *data, size_t len)
 {
-	if (p->err)
+	if (p->err || !len)	/* an empty message may have no buffer at all */
 		return;
 	if (p->n + len > p->cap) {
 		size_t cap = p->cap ? p->cap : 256;

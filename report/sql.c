@@ -254,7 +254,7 @@ static int put_capture(struct loader *l, const char *name)
 	bind_text(s, 4, meta(c, "kernel"));
 	bind_text(s, 5, meta(c, "arch"));
 	bind_meta_int(s, 6, c, "ncpus");
-	bind_text(s, 7, rep_capture_is_profile(c) ? "profile" : "count");
+	bind_text(s, 7, meta(c, "mode") ? meta(c, "mode") : "count");	/* format.md 4.1 */
 	if (has_start)
 		bind_wall(s, 8, c, start);
 	if (has_start && has_end)
@@ -958,7 +958,8 @@ static int check_interrupt(void *ctx)
 /* Settings that hold whatever the query says, then the authorizer. */
 static int lock_down(sqlite3 *db, struct guard *g)
 {
-	int err = exec(db, "PRAGMA query_only = ON", "lock down");
+	/* the data is in memory already: sorts and temporary b-trees may as well be too */
+	int err = exec(db, "PRAGMA temp_store = MEMORY; PRAGMA query_only = ON", "lock down");
 
 	if (err)
 		return err;

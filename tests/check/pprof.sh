@@ -62,8 +62,11 @@ for case in count profile unknown; do
 done
 
 # -K: kernel frames only, still one sample per (stack, labels)
-"$STKREPORT" -q --symfs tests/golden/elf -K --pprof "$tmp/k.pb.gz" tests/golden/count/input.stk
-if [ $have_python = 1 ]; then
+if ! "$STKREPORT" -q --symfs tests/golden/elf -K --pprof "$tmp/k.pb.gz" \
+	tests/golden/count/input.stk 2>"$tmp/err"; then
+	echo "not ok pprof/kernel-only: stkreport failed: $(cat "$tmp/err")"
+	failed=1
+elif [ $have_python = 1 ]; then
 	got=$(gzip -dc "$tmp/k.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$GOLD" \
 		profile.proto | python3 "$GOLD/stacks.py" | grep -c ': .*main')
 	[ "$got" = 0 ] && echo "ok pprof/kernel-only" ||

@@ -79,8 +79,10 @@ check_eq snoop.labels 0 "$(grep -cE '^(BADLABEL|KADDR)$' "$tmp/s1.chains")" "$tm
 check_eq snoop.line_format 0 "$(sed 1d "$tmp/s1.rep" |
 	grep -cvE '^[0-9]+\.[0-9]{9} {1,8} ((ip|r[0-9]+): [0-9a-f]+ ([^ ]+|\[unknown\]))?$')" "$tmp/s1.rep"
 # the user lines of the first event, names exact (addresses vary)
-check_eq snoop.first_event_user "wl_getppid wl_middle wl_outer main" "$(awk 'NR > 1 && /^[0-9.]+ +$/ { e++ } e == 1 && $2 ~ /^r[0-9]+:$/ && length($3) < 16 { printf "%s%s", s, $NF; s = " " }' "$tmp/s1.rep" |
-	sed 's/ \(__libc_start_call_main\|\[unknown\]\)$//')" "$tmp/s1.rep"
+first_user=$(awk 'NR > 1 && /^[0-9.]+ +$/ { e++ }
+	e == 1 && $2 ~ /^r[0-9]+:$/ && length($3) < 16 { printf "%s%s", s, $NF; s = " " }' \
+	"$tmp/s1.rep" | sed 's/ \(__libc_start_call_main\|\[unknown\]\)$//')
+check_eq snoop.first_event_user "wl_getppid wl_middle wl_outer main" "$first_user" "$tmp/s1.rep"
 check_true snoop.time_order "rows in time order per CPU" per_cpu_ordered "$tmp/s1.stk"
 check_true snoop.first_time "the first event at 0.000000000" grep -qE '^0\.000000000 +$' "$tmp/s1.rep"
 
@@ -119,7 +121,9 @@ report su "$tmp/su.stk" -q
 check_eq snoop.uprobe.first_event "ip: wl_target r0: wl_middle r1: wl_outer r2: main" \
 	"$(awk 'NR > 1 && /^[0-9.]+ +$/ { e++ } e == 1 && NF == 4 && $2 != "r3:" { printf "%s%s %s", s, $2, $4; s = " " }' "$tmp/su.rep")" "$tmp/su.rep"
 folded suf "$tmp/su.stk"
-check_eq snoop.uprobe.chain 3000 "$(sum_folded "$tmp/suf.rep" "$(chain wl_target)")" "$tmp/suf.rep"
+# (wl.h's wl_main is inlined into main: symbolizers that show inlined frames add it)
+check_eq snoop.uprobe.chain 3000 "$(sum_folded "$tmp/suf.rep" \
+	';main;(wl_main \(inlined\);)?wl_outer;wl_middle;wl_target( |;)')" "$tmp/suf.rep"
 
 # ---- 2. a full ring buffer: drops counted per CPU, captured + lost == fired --------------------
 n=100000
@@ -149,9 +153,10 @@ else
 	check_eq snoop.drop.folded "$captured" "$(sum_folded "$tmp/drop.rep")" "$tmp/drop.rep"
 fi
 
-# ---- 3. rate: 1,000,000 events at 200,000 per second (5 s): captured + lost == fired ---------
+# ---- 3. rate: 1,000,000 events at 200,000 per second (5 s, 2 threads): captured + lost == fired
 n=1000000
-rec rate -q --snoop -o "$tmp/rate.stk" "$spec" -- "$bin" -t -r 200000 "$n"
+# unpaced (as fast as two threads go): the rate must come out at 200,000/s or more
+rec rate -q --snoop -o "$tmp/rate.stk" "$spec" -- "$bin" -t -j 2 "$n"
 check_eq snoop.rate.exit 0 $? "$tmp/rate.err"
 captured=$(rec_events rate)
 report rate "$tmp/rate.stk" -f
@@ -159,7 +164,9 @@ lost=$(lost_events "$tmp/rate.rerr")
 check_eq snoop.rate.sum "$n" "$((captured + lost))" "$tmp/rate.rerr"
 elapsed=$(sed -n 's/^elapsed_ns //p' "$tmp/rate.out")
 rate=$((n * 1000000000 / ${elapsed:-1}))
-echo "# snoop rate: $n events in $((elapsed / 1000000)) ms = $rate events/s; captured $captured, lost $lost ($(awk -v l="$lost" -v n="$n" 'BEGIN { printf "%.3f", 100 * l / n }')%)"
+share=$(awk -v l="$lost" -v n="$n" 'BEGIN { printf "%.3f", 100 * l / n }')
+echo "# snoop rate: $n events in $((elapsed / 1000000)) ms = $rate events/s;" \
+	"captured $captured, lost $lost ($share%)"
 check_true snoop.rate.time_order "rows in time order per CPU" per_cpu_ordered "$tmp/rate.stk"
 if [ "$rate" -ge 200000 ]; then
 	ok snoop.rate.200k
