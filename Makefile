@@ -160,7 +160,7 @@ test:
 
 test-build:
 	$(Q)$(MAKE) --no-print-directory check-bins workloads
-	$(Q)$(MAKE) --no-print-directory SAN=address,undefined check-bins
+	$(Q)$(MAKE) --no-print-directory SAN=address,undefined check-bins workloads
 
 demo:
 	$(Q)scripts/install-deps

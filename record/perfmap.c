@@ -26,6 +26,7 @@ struct perfmap {
 	uint32_t pid;
 	uint64_t start_time;
 	int fd;			/* -1: not found (yet) */
+	uint64_t looked;	/* the rec_perfmaps__put() call that last looked at it */
 	char *partial;		/* a line not complete yet */
 	size_t npartial;
 };
@@ -35,6 +36,7 @@ struct rec_perfmaps {
 	struct cap_symbol *syms;
 	uint32_t nsyms, cap;
 	struct cap_writer *w;	/* during a walk */
+	uint64_t puts;		/* rec_perfmaps__put() calls so far */
 	int err;
 };
 
@@ -244,6 +246,10 @@ static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
 		m = track(pm, pid);
 		if (!m)
 			return -ENOMEM;
+		/* once per process and interval: an event capture has a row per event */
+		if (m->looked == pm->puts)
+			continue;
+		m->looked = pm->puts;
 		rec_procs__info(ps, pid, &start, &other_ns);
 		if (m->fd >= 0 && start && m->start_time && start != m->start_time) {
 			close(m->fd);
@@ -263,7 +269,10 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 {
 	struct perfmap **all = NULL;
 	uint32_t n = 0, cap = 0;
-	int err = look_for_files(pm, ps, iv);
+	int err;
+
+	pm->puts++;
+	err = look_for_files(pm, ps, iv);
 
 	/*
 	 * Only the files of this interval's processes: lines a JIT adds while it has no rows are
@@ -273,8 +282,9 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 		struct perfmap key = { .pid = iv->rows[i].pid }, **found;
 
 		found = tfind(&key, &pm->maps, cmp_perfmap);
-		if (!found || (*found)->fd < 0 || (n && all[n - 1] == *found))
+		if (!found || (*found)->fd < 0 || (*found)->looked == ~0ull)
 			continue;
+		(*found)->looked = ~0ull;	/* listed: once per call */
 		if (n == cap) {
 			struct perfmap **v;
 

@@ -131,16 +131,9 @@ static int add_model(struct diff *d, int side, const struct rep_model *m, const 
 	for (i = 0; i < m->nstacks && !err; i++) {
 		const struct rep_stack *st = &m->stacks[i];
 
-		if (EMIT_PATH_MAX(st) > cap) {
-			struct emit_path_elem *v;
-
-			cap = EMIT_PATH_MAX(st) * 2;
-			v = realloc(path, cap * sizeof(*v));
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			path = v;
+		if (emit_path_reserve(&path, &cap, st)) {
+			err = -ENOMEM;
+			break;
 		}
 		n = emit_folded_path(m, o, st, path);
 		rewind(mem);

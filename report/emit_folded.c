@@ -71,19 +71,28 @@ void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n)
 	}
 }
 
+int emit_path_reserve(struct emit_path_elem **buf, uint32_t *cap, const struct rep_stack *st)
+{
+	uint32_t need = EMIT_PATH_MAX(st);
+	struct emit_path_elem *v;
+
+	if (need <= *cap)
+		return 0;
+	v = realloc(*buf, need * 2 * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*buf = v;
+	*cap = need * 2;
+	return 0;
+}
+
 static int folded_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
 			const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap)
 {
-	uint32_t need = EMIT_PATH_MAX(st), n;
+	uint32_t n;
 
-	if (need > *cap) {
-		struct emit_path_elem *v = realloc(*buf, need * 2 * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*buf = v;
-		*cap = need * 2;
-	}
+	if (emit_path_reserve(buf, cap, st))
+		return -ENOMEM;
 	n = emit_folded_path(m, o, st, *buf);
 	emit_folded_line(out, *buf, n);
 	fprintf(out, " %" PRIu64 "\n", st->count);

@@ -132,16 +132,9 @@ static int svg_add_model(struct svg *s, const struct rep_model *m, const struct 
 		const struct rep_stack *st = &m->stacks[i];
 		uint32_t at = 0;
 
-		if (EMIT_PATH_MAX(st) > cap) {
-			struct emit_path_elem *v;
-
-			cap = EMIT_PATH_MAX(st) * 2;
-			v = realloc(path, cap * sizeof(*v));
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			path = v;
+		if (emit_path_reserve(&path, &cap, st)) {
+			err = -ENOMEM;
+			break;
 		}
 		n = emit_folded_path(m, o, st, path);
 		for (j = 0; j <= n; j++) {

@@ -47,8 +47,9 @@ static const char usage[] =
 	"      --max-depth N         at most N frames per stack side (the innermost)\n"
 	"\n"
 	"Symbols:\n"
-	"  -l, --lines               source file:line after names\n"
-	"      --no-inline           no frames for inlined functions\n"
+	"  -l, --lines               source file:line after names, and inlined functions\n"
+	"      --inline              frames for inlined functions (implied by -l)\n"
+	"      --no-inline           no frames for inlined functions, even with -l\n"
 	"      --no-demangle         raw C++ and Rust names\n"
 	"      --symfs DIR           look for the capture's objects under DIR first\n"
 	"      --debug-dir DIR       look for debug files (build-id layout) under DIR too\n"
@@ -58,7 +59,7 @@ static const char usage[] =
 	"  -V, --version             print the version\n";
 
 enum {
-	OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS, OPT_DEBUG_DIR, OPT_NO_INLINE, OPT_NO_DEMANGLE,
+	OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS, OPT_DEBUG_DIR, OPT_INLINE, OPT_NO_INLINE, OPT_NO_DEMANGLE,
 	OPT_SQL, OPT_CSV, OPT_JSON, OPT_SQLITE, OPT_DIFF, OPT_NORMALIZE, OPT_BY, OPT_PID, OPT_COMM,
 	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG,
 };
@@ -79,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "tree-min", required_argument, NULL, OPT_TREE_MIN },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "sql", required_argument, NULL, OPT_SQL },
@@ -300,6 +302,7 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 			return usage_error("too many --debug-dir options (at most 8)", arg);
 		o->debug_dirs[o->ndebug_dirs++] = arg;
 		break;
+	case OPT_INLINE: o->inlines = true; break;
 	case OPT_NO_INLINE: o->no_inline = true; break;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 	case OPT_SQL: o->sql = arg; break;
@@ -385,5 +388,12 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 		if (err)
 			return err;
 	}
+	/*
+	 * Inlined frames need DWARF, which captures do not carry: shown only when asked for, so
+	 * that the default report is bcc's and the same on every machine (the symbol tables it
+	 * needs are in the capture).
+	 */
+	if (!o->lines && !o->inlines)
+		o->no_inline = true;
 	return check_combinations(o);
 }

@@ -55,7 +55,9 @@ struct rep_opts {
 	const char *debug_dirs[REP_MAX_DEBUG_DIRS];	/* --debug-dir DIR (repeatable) */
 	int ndebug_dirs;
 	bool lines;		/* -l, --lines: file:line after names */
-	bool no_inline;		/* --no-inline: no frames for inlined functions */
+	bool inlines;		/* --inline: frames for inlined functions (also with -l) */
+	bool no_inline;		/* no frames for inlined functions: --no-inline, or neither -l
+				 * nor --inline given (rep_parse_opts sets it) */
 	bool no_demangle;	/* --no-demangle: raw C++/Rust names */
 	/* analysis (issue 3) */
 	const char *sql;	/* --sql QUERY */
@@ -332,6 +334,8 @@ struct emit_path_elem {
  */
 uint32_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
 			  const struct rep_stack *st, struct emit_path_elem *path);
+/* Grow *buf (of *cap elements) to hold st's path. 0 or -ENOMEM (*buf kept). */
+int emit_path_reserve(struct emit_path_elem **buf, uint32_t *cap, const struct rep_stack *st);
 /* The path joined with ';' (no count, no newline). */
 void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n);
 

@@ -203,5 +203,4 @@ check_error() {
 }
 
 # The user chain of the event workloads, from main down (wl.h; the leaf depends on the program).
-# wl_main is always_inline: the DWARF of the workload shows it as an inlined frame of main.
-chain() { echo ";main;wl_main \(inlined\);wl_outer;wl_middle;$1( |;)"; }
+chain() { echo ";main;wl_outer;wl_middle;$1( |;)"; }
