@@ -87,6 +87,9 @@ static const char finish_sql[] =
 	" FROM samples s JOIN stack_functions sf ON sf.stack = s.ustack GROUP BY 1, 2, 3, 4;\n"
 	/* caller = the next frame outwards in the same stack (kernel stacks end at the syscall
 	 * entry: their callers in user space are not linked) */
+	/* per-event captures (stkrec --snoop): one row per event, in time order */
+	"CREATE VIEW events AS SELECT id, capture, interval, ts_ns, cpu, probe, pid, tid, comm,"
+	" kstack, ustack FROM samples WHERE ts_ns IS NOT NULL;\n"
 	"CREATE VIEW callers AS SELECT sc.capture AS capture,"
 	" coalesce(callee.symbol, '[unknown]') AS function, callee.kernel AS kernel,"
 	" coalesce(caller.symbol, '[unknown]') AS caller, sum(sc.count) AS count FROM frames callee"
