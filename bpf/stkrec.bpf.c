@@ -22,7 +22,7 @@ const volatile bool cfg_filter_tid = false;	/* only threads in the tids map (-L)
 const volatile bool cfg_kstacks = true;		/* false with -U */
 const volatile bool cfg_ustacks = true;		/* false with -K */
 const volatile bool cfg_skip_idle = false;	/* sampling without -I: drop pid 0 */
-const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ring (snoop) */
+const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ring */
 
 /*
  * Generation selector, in .bss so the skeleton mmaps it: user space flips it at each interval
@@ -373,7 +373,7 @@ int on_fentry(void *ctx)
 }
 
 /*
- * An exec replaces the mappings of a tgid. Tell user space at once (recsym): it opens the new
+ * An exec replaces the mappings of a tgid. Tell user space at once: it opens the new
  * executable and the dynamic loader by descriptor before the program can delete or replace
  * them, and records the new comm. The libraries are mapped later, by ld.so in the new image:
  * forget the tgid too, so its next event sends a fresh notification when they are there.
@@ -405,7 +405,7 @@ int on_exit(void *ctx)
 	return 0;
 }
 
-/* ---- --offcpu (bcc offcputime; offcpu helper) ------------------------------------------------- */
+/* ---- --offcpu (bcc offcputime) ------------------------------------------------- */
 
 #ifndef PF_EXITING
 #define PF_EXITING 0x00000004	/* include/linux/sched.h, stable since 2.6 */

@@ -118,7 +118,7 @@ void rec_ksyms_free(struct cap_ksyms *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/* ---- recsym: change detection ------------------------------------------------------------ */
+/* ---- change detection ---------------------------------------------------------------------- */
 
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {

@@ -116,7 +116,7 @@ static void put_host(struct kv_list *l)
 	put(l, "kptr_restrict", "%s", buf);
 }
 
-/* offcpu helper: the sampling event, and what a row's count means (off-CPU: microseconds). */
+/* the sampling event, and what a row's count means (off-CPU: microseconds). */
 static void put_mode_keys(struct kv_list *l, const struct rec_opts *o, int nspecs)
 {
 	const struct rec_event *e = rec_event_find(o->event);
@@ -158,7 +158,7 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	put(l, "perf_event_max_stack", "%u", depth);
 	put(l, "stack_storage_size", "%u", o->stack_storage_size);
 	put(l, "hash_storage_size", "%u", o->hash_storage_size);
-	put(l, "objects", "%s", rec_objects_mode(o));	/* recsym: what OBJECTS records embed */
+	put(l, "objects", "%s", rec_objects_mode(o));	/* what OBJECTS records embed */
 	free(argv);
 	free(tids);
 }
@@ -172,7 +172,7 @@ static int put_probes(struct cap_meta *m, const struct rec_opts *o, const struct
 	if (!m->probes)
 		return -ENOMEM;
 	m->nprobes = count;
-	if (!n && o->offcpu) {	/* offcpu helper: one raw tracepoint */
+	if (!n && o->offcpu) {	/* one raw tracepoint */
 		m->probes[0].kind = CAP_PROBE_TRACEPOINT;
 		m->probes[0].nattached = 1;
 		m->probes[0].spec = strdup("offcpu:sched_switch");

@@ -130,7 +130,7 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 }
 
 /*
- * --offcpu (offcpu helper): on_sched_switch instead of the perf-event sampler; the block bounds
+ * --offcpu: on_sched_switch instead of the perf-event sampler; the block bounds
  * as knobs. Its stack ids all go to stacks0 (bpf/stkrec.bpf.c, offcpu_switch_out), so stacks1
  * shrinks to one entry. Without --offcpu its program stays unloaded and its map minimal.
  */
@@ -462,7 +462,7 @@ static int attach_all(struct rec_probe *p, const struct rec_opts *o, struct rec_
 	if (err)
 		return rec_err(err, "cannot attach to sched:sched_process_exec/exit: %s",
 			       strerror(-err));
-	if (o->offcpu)	/* offcpu helper */
+	if (o->offcpu)
 		return attach_offcpu(p);
 	if (!n)
 		return attach_sampling(p, o);
@@ -525,7 +525,7 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 	}
 	err = size_maps(p, o);
 	if (!err)
-		err = offcpu_prepare(p, o);	/* offcpu helper */
+		err = offcpu_prepare(p, o);
 	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
 		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
 	if (err) {
@@ -583,7 +583,7 @@ int rec_probe__poll(struct rec_probe *p, int timeout_ms)
 	return n == -EINTR ? 0 : n;
 }
 
-/* recsym: for the reader thread (reader.c), which waits on it and then polls without blocking. */
+/* for the reader thread (reader.c), which waits on it and then polls without blocking. */
 int rec_probe__notify_fd(const struct rec_probe *p)
 {
 	return ring_buffer__epoll_fd(p->rb);

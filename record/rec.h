@@ -63,7 +63,7 @@ int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n);
 /* Parse a decimal number in [min, max]; -EINVAL otherwise. */
 int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
-/* ---- sampling events of -e (events.c, offcpu helper) --------------------------------------- */
+/* ---- sampling events of -e (events.c) --------------------------------------- */
 
 struct rec_event {
 	const char *name;	/* perf's name: "cpu-clock", "page-faults", "cycles", ... */
@@ -216,7 +216,7 @@ void rec_probe__close(struct rec_probe *p);
 
 /* Number of CPUs sampled (probe nattached for sampling). */
 uint32_t rec_probe__nperf(const struct rec_probe *p);
-/* recsym: the notification ring buffer's epoll fd, readable when messages wait (reader.c). */
+/* the notification ring buffer's epoll fd, readable when messages wait (reader.c). */
 int rec_probe__notify_fd(const struct rec_probe *p);
 
 /* ---- processes (procmaps.c) ---------------------------------------------------------------- */
@@ -239,7 +239,7 @@ bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm);
 void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out);
 void rec_procs__written(struct rec_procs *ps);
 
-/* recsym: objects and perf maps (objects.c, perfmap.c, procmaps.c) -------------------------- */
+/* ---- objects and perf maps (objects.c, perfmap.c, procmaps.c) ------------------------------ */
 
 /* Object files behind mappings, held open until written (objects.c). */
 struct rec_objects;

@@ -29,9 +29,9 @@ struct run {
 	struct rec_procs *procs;
 	struct rec_child *child;
 	struct rec_snoop *snoop;	/* --snoop: events batched per interval (snoop.c) */
-	struct rec_reader *reader;	/* recsym: notification thread; NULL: polled here */
-	struct rec_perfmaps *perfmaps;	/* recsym */
-	struct rec_kwatch kwatch;	/* recsym: when to write a new KSYMS */
+	struct rec_reader *reader;	/* notification thread; NULL: polled here */
+	struct rec_perfmaps *perfmaps;
+	struct rec_kwatch kwatch;	/* when to write a new KSYMS */
 	struct cap_writer *w;
 	uint64_t stats_prev[STK_STAT__COUNT];
 	uint32_t seq;
@@ -77,7 +77,7 @@ static void print_banner(const struct run *r)
 		snprintf(who, sizeof(who), "TID %u%s", o->tids[0], o->ntids > 1 ? ",..." : "");
 	else
 		snprintf(who, sizeof(who), "all threads");
-	if (o->offcpu)	/* bcc offcputime's wording (offcpu helper) */
+	if (o->offcpu)	/* bcc offcputime's wording */
 		fprintf(stderr, "Tracing off-CPU time (us) of %s by %s stack", who, stacks);
 	else if (o->period)
 		fprintf(stderr, "Sampling at %llu events of %s by %s stack",
@@ -85,7 +85,7 @@ static void print_banner(const struct run *r)
 	else
 		fprintf(stderr, "Sampling at %u Hertz of %s by %s stack", o->freq_hz, who, stacks);
 	if (!o->offcpu && o->event && strcmp(o->event, "cpu-clock"))
-		fprintf(stderr, " on %s", o->event);	/* -e (offcpu helper) */
+		fprintf(stderr, " on %s", o->event);	/* -e */
 	if (o->cpu >= 0)
 		fprintf(stderr, " on CPU#%d", o->cpu);
 	if (o->duration_s)
@@ -153,7 +153,7 @@ static void ensure_processes(struct run *r, const struct cap_interval *iv, uint6
 }
 
 /*
- * recsym: notifications. With the reader thread they are handled there (rec_reader__sync() to
+ * notifications. With the reader thread they are handled there (rec_reader__sync() to
  * catch up); without it (--snoop shares the ring-buffer poll with its events) here.
  */
 static void poll_notify(struct run *r, int timeout_ms)
@@ -167,7 +167,7 @@ static void poll_notify(struct run *r, int timeout_ms)
 }
 
 /*
- * recsym: what symbolizing the interval's rows needs, before the rows (format.md: every record a
+ * what symbolizing the interval's rows needs, before the rows (format.md: every record a
  * row needs precedes it): OBJECTS of the objects its user stacks hit, new perf-map lines, and a
  * new KSYMS snapshot when modules or BPF programs changed.
  */
@@ -222,7 +222,7 @@ static int write_interval(struct run *r)
 
 	if (r->snoop)
 		iv.type = CAP_CHUNK_EVENTS;
-	poll_notify(r, 0);	/* recsym */
+	poll_notify(r, 0);
 	iv.interval.end_ns = rec_now_ns();
 	g = rec_flip(maps);
 	err = rec_read_stats(maps, r->stats_prev, delta, STK_STAT__COUNT);
@@ -238,12 +238,12 @@ static int write_interval(struct run *r)
 	r->iv_start = iv.interval.end_ns;
 	add_bpf_losses(delta, st.losses);
 	poll_notify(r, 0);	/* notifications of the rows just drained */
-	rec_reader__lock(r->reader);	/* recsym */
+	rec_reader__lock(r->reader);
 	ensure_processes(r, &iv.interval, st.losses);
 	err = put_procs(r);
 	rec_reader__unlock(r->reader);
 	if (!err)
-		err = put_symbols(r, &iv.interval);	/* recsym */
+		err = put_symbols(r, &iv.interval);
 	if (!err)
 		err = cap_writer__put(r->w, &iv);
 	lo.losses.interval_seq = r->seq;
@@ -275,7 +275,7 @@ static int loop(struct run *r)
 		uint64_t now = rec_now_ns();
 		int timeout = deadline > now ? (deadline - now) / 1000000 : 0;
 
-		poll_notify(r, timeout < POLL_MS ? timeout : POLL_MS);	/* recsym */
+		poll_notify(r, timeout < POLL_MS ? timeout : POLL_MS);
 		now = rec_now_ns();
 		rec_reader__lock(r->reader);
 		if (r->child && rec_child__poll(r->child, r->procs))
@@ -315,7 +315,7 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 	rec_meta_free(&meta.meta);
 	if (err)
 		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
-	sig = rec_kallsyms_signature();	/* recsym: read before the snapshot it describes */
+	sig = rec_kallsyms_signature();	/* read before the snapshot it describes */
 	err = rec_kallsyms_read("/proc/kallsyms", &ks.ksyms);
 	if (err)
 		return rec_err(err, "cannot read /proc/kallsyms: %s", strerror(-err));
@@ -369,7 +369,7 @@ static int setup(struct run *r)
 	if (!r->probe)
 		return -errno;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
-	/* recsym: --snoop's events share the ring-buffer poll and are handled in this thread. */
+	/* --snoop's events share the ring-buffer poll and are handled in this thread. */
 	if (!o->snoop)
 		r->reader = rec_reader__start(r->probe);
 	r->perfmaps = rec_perfmaps__new();
@@ -432,7 +432,7 @@ out:
 	if (created)
 		unlink(o->output);
 	rec_snoop__free(r.snoop);
-	rec_reader__stop(r.reader);	/* recsym: before the ring buffer and procs go */
+	rec_reader__stop(r.reader);	/* before the ring buffer and procs go */
 	rec_perfmaps__free(r.perfmaps);
 	rec_probe__close(r.probe);
 	rec_procs__free(r.procs);

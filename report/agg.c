@@ -507,8 +507,8 @@ static const char *probe_spec(const struct rep_capture *c, uint32_t id)
 }
 
 /* The --by group of one row (0 when not grouping). */
-static int64_t row_group(struct builder *b, const struct rep_interval *ri, const struct cap_row *row,
-			 const char *comm)
+static int64_t row_group(struct builder *b, const struct rep_interval *ri,
+			 const struct cap_row *row, const char *comm)
 {
 	const char *s;
 	char v[64];

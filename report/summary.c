@@ -148,7 +148,7 @@ static void print_probes(FILE *out, const struct rep_capture *c)
 	}
 }
 
-/* --snoop: which CPUs lost events to a full ring buffer (snoop) */
+/* --snoop: which CPUs lost events to a full ring buffer */
 static void print_cpu_drops(FILE *out, const struct rep_capture *c)
 {
 	bool any = false;
@@ -197,7 +197,7 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		meta(c, "kernel"), meta(c, "arch"), meta(c, "ncpus"));
 	print_recorded(out, c);
 	print_probes(out, c);
-	if (weight_is_us(c))	/* --offcpu: counts are microseconds blocked (offcpu helper) */
+	if (weight_is_us(c))	/* --offcpu: counts are microseconds blocked */
 		fprintf(out, "# total off-CPU time: %" PRIu64 " us\n", c->events);
 	else
 		fprintf(out, "# events: %" PRIu64 "\n", c->events);

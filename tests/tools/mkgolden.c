@@ -568,7 +568,7 @@ static void case_merge(struct out *o)
 /*
  * stkrec --snoop: one EVENTS batch of 5 events on 2 CPUs (rows in time order), a uprobe event
  * without kernel stack, a user stack with an address no symbol covers, and ring-buffer drops on
- * CPU 1 (snoop).
+ * CPU 1.
  */
 static void case_snoop(struct out *o)
 {
