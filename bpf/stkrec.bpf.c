@@ -405,7 +405,10 @@ int on_exit(void *ctx)
 	return 0;
 }
 
-/* ---- --offcpu (bcc offcputime) ------------------------------------------------- */
+/* ---- --offcpu (bcc offcputime) ------------------------------------------------------------ */
+
+/* Kernel frames above __schedule() at sched_switch: the BPF program and bpf_trace_run4(). */
+#define OFFCPU_KSKIP 2
 
 #ifndef PF_EXITING
 #define PF_EXITING 0x00000004	/* include/linux/sched.h, stable since 2.6 */
@@ -502,7 +505,11 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.pid = tid;
 	bpf_get_current_comm(st.key.comm, sizeof(st.key.comm));
 	if (cfg_kstacks) {
-		id = bpf_get_stackid(ctx, &stacks0, 0);
+		/*
+		 * The walk starts inside the tracing machinery: this program and bpf_trace_run4()
+		 * sit above __schedule(). Skip them, as the trampoline frames of fentry are.
+		 */
+		id = bpf_get_stackid(ctx, &stacks0, OFFCPU_KSKIP & BPF_F_SKIP_FIELD_MASK);
 		if (id < 0)
 			stat_add(is_collision(id) ? STK_STAT_KSTACK_COLLISION :
 						    STK_STAT_KSTACK_ERROR);

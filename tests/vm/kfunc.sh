@@ -113,5 +113,16 @@ run none - '__ia32_sys_getpp*'
 check_eq vm.unprobeable.exit 1 $? none.err
 check_eq vm.unprobeable.message 1 "$(grep -c "^stkrec: '__ia32_sys_getpp\*' matches 1 kernel functions, none of which can be probed" none.err)" none.err
 
+# 7. Off-CPU time on this kernel too: wl_sleep sleeps 10 x 50 ms = 500,000 us through
+# sleeper_inner's nanosleep. The kernel stack starts at __schedule (the tracing frames above it
+# are skipped on 6.1 as on the host) and the time is within 10%.
+stkrec -q -K --offcpu -o offcpu.stk -- wl_sleep 10 >offcpu.out 2>offcpu.err
+check_eq vm.offcpu.exit 0 $? offcpu.err
+stkreport -f offcpu.stk >offcpu.f 2>offcpu.sum
+us=$(awk '/^wl_sleep;.*do_nanosleep;/ { t += $NF } END { print t + 0 }' offcpu.f)
+check_eq vm.offcpu.time yes "$([ "$us" -ge 450000 ] && [ "$us" -le 550000 ] && echo yes || echo "no: $us us")" offcpu.f
+leaf=$(awk '/^wl_sleep;.*do_nanosleep;/ { n = split($1, f, ";"); print f[n] }' offcpu.f | sort -u)
+check_eq vm.offcpu.leaf __schedule "$leaf" offcpu.f
+
 end=$(cut -d' ' -f1 /proc/uptime)
 echo "# tests took $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s in the VM"
