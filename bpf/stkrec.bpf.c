@@ -198,6 +198,25 @@ static __always_inline bool is_collision(long err)
 }
 
 /*
+ * The user stack's id in stacks, or STK_STACK_NOT_WANTED (-U off) / STK_STACK_NONE (a kernel
+ * thread). Always inline: stacks must stay a map pointer the verifier knows (see count_in).
+ */
+static __always_inline __s32 user_stack_id(void *ctx, void *stacks)
+{
+	long id;
+
+	if (!cfg_ustacks)
+		return STK_STACK_NOT_WANTED;
+	id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
+	if (id >= 0)
+		return id;
+	if (current_is_kthread())
+		return STK_STACK_NONE;
+	stat_add(is_collision(id) ? STK_STAT_USTACK_COLLISION : STK_STAT_USTACK_MISSING);
+	return id;
+}
+
+/*
  * Count one event into one generation. Always inline and called with constant map pointers
  * from each branch of `if (gen)`: bpf_get_stackid() and the hash helpers need a map pointer the
  * verifier knows statically. A pointer chosen at run time (gen ? &stacks1 : &stacks0) merges
@@ -224,19 +243,7 @@ static __always_inline void count_in(void *ctx, void *counts, void *stacks, stru
 	} else {
 		key->kstack = STK_STACK_NOT_WANTED;
 	}
-	if (cfg_ustacks) {
-		id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
-		if (id < 0) {
-			if (current_is_kthread())
-				id = STK_STACK_NONE;
-			else
-				stat_add(is_collision(id) ? STK_STAT_USTACK_COLLISION :
-							    STK_STAT_USTACK_MISSING);
-		}
-		key->ustack = id;
-	} else {
-		key->ustack = STK_STACK_NOT_WANTED;
-	}
+	key->ustack = user_stack_id(ctx, stacks);
 	if (cfg_snoop)
 		return;		/* snoop: the event goes to the ring buffer, not to a count */
 
@@ -517,19 +524,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	} else {
 		st.key.kstack = STK_STACK_NOT_WANTED;
 	}
-	if (cfg_ustacks) {
-		id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-		if (id < 0) {
-			if (current_is_kthread())
-				id = STK_STACK_NONE;
-			else
-				stat_add(is_collision(id) ? STK_STAT_USTACK_COLLISION :
-							    STK_STAT_USTACK_MISSING);
-		}
-		st.key.ustack = id;
-	} else {
-		st.key.ustack = STK_STACK_NOT_WANTED;
-	}
+	st.key.ustack = user_stack_id(ctx, &stacks0);
 	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);
 }
 
