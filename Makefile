@@ -138,7 +138,7 @@ $(REP_UNIT) $(FUZZ) $(TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREP) $
 $(OUTPUT)/tests/workloads/wl_inline: WORKLOAD_CFLAGS = -O2 -g -fno-omit-frame-pointer \
 	-mno-omit-leaf-frame-pointer -Wall
 
-$(WORKLOADS): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c
+$(WORKLOADS): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/wl.h
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@

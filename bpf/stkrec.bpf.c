@@ -136,9 +136,9 @@ static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 	__builtin_memcpy(e->comm, key->comm, sizeof(e->comm));
 	/*
 	 * Never wake the reader: a wakeup is an irq_work whose self-IPI is a VM exit under
-	 * virtualisation, and it cost more than the rest of the event. stkrec's poll never sleeps
-	 * longer than 20 ms and epoll reports a non-empty ring at once, so a wakeup would only
-	 * shorten that sleep; the default 16 MiB ring holds 20 ms of 10 million events per second.
+	 * virtualisation, and it cost more than the rest of the event. stkrec's reader never waits
+	 * for one: it reads the ring every 5 ms (record/snoop.c), and the default 16 MiB ring holds
+	 * 20 ms of 10 million events per second.
 	 * (Forcing a wakeup above a fill level was tried: while the reader catches up every event
 	 * forces one again.)
 	 */
@@ -198,6 +198,38 @@ static __always_inline bool is_collision(long err)
 }
 
 /*
+ * Add v to key's count. counts must be a map pointer the verifier knows (see count_in): always
+ * inline, called with a constant map.
+ */
+static __always_inline void counts_add(void *counts, const struct stk_key *key, __u64 v)
+{
+	__u64 *count = bpf_map_lookup_elem(counts, key);
+
+	if (count) {
+		__sync_fetch_and_add(count, v);
+		return;
+	}
+	if (!bpf_map_update_elem(counts, key, &v, BPF_NOEXIST))
+		return;
+	/* Another CPU may have inserted the same key between our lookup and update. */
+	count = bpf_map_lookup_elem(counts, key);
+	if (count)
+		__sync_fetch_and_add(count, v);
+	else
+		stat_add(STK_STAT_COUNTS_FULL);
+}
+
+/* The -p / -- COMMAND and -L filters. */
+static __always_inline bool traced(__u32 tgid, __u32 tid)
+{
+	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+		return false;
+	return true;
+}
+
+/*
  * The user stack's id in stacks, or STK_STACK_NOT_WANTED (-U off) / STK_STACK_NONE (a kernel
  * thread). Always inline: stacks must stay a map pointer the verifier knows (see count_in).
  */
@@ -225,7 +257,6 @@ static __always_inline __s32 user_stack_id(void *ctx, void *stacks)
 static __always_inline void count_in(void *ctx, void *counts, void *stacks, struct stk_key *key,
 				     __u64 kskip)
 {
-	__u64 one = 1, *count;
 	long id;
 
 	if (cfg_kstacks) {
@@ -244,22 +275,8 @@ static __always_inline void count_in(void *ctx, void *counts, void *stacks, stru
 		key->kstack = STK_STACK_NOT_WANTED;
 	}
 	key->ustack = user_stack_id(ctx, stacks);
-	if (cfg_snoop)
-		return;		/* snoop: the event goes to the ring buffer, not to a count */
-
-	count = bpf_map_lookup_elem(counts, key);
-	if (count) {
-		__sync_fetch_and_add(count, 1);
-		return;
-	}
-	if (!bpf_map_update_elem(counts, key, &one, BPF_NOEXIST))
-		return;
-	/* Another CPU may have inserted the same key between our lookup and update. */
-	count = bpf_map_lookup_elem(counts, key);
-	if (count)
-		__sync_fetch_and_add(count, 1);
-	else
-		stat_add(STK_STAT_COUNTS_FULL);
+	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
+		counts_add(counts, key, 1);
 }
 
 /*
@@ -277,9 +294,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, __u64 uret, __
 
 	if (cfg_skip_idle && tgid == 0)
 		return 0;
-	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return 0;
-	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+	if (!traced(tgid, tid))
 		return 0;
 	stat_add(STK_STAT_EVENTS);
 	if (tgid)
@@ -392,11 +407,8 @@ int on_exec(void *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
 	bpf_map_delete_elem(&seen, &tgid);
-	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return 0;
-	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
-		return 0;
-	send_notify(tgid);
+	if (traced(tgid, tid))
+		send_notify(tgid);
 	return 0;
 }
 
@@ -448,24 +460,6 @@ struct {
 	__type(value, struct offcpu_start);
 } offcpu_start SEC(".maps");
 
-static __always_inline void offcpu_add(void *counts, const struct stk_key *key, __u64 us)
-{
-	__u64 *v = bpf_map_lookup_elem(counts, key);
-
-	if (v) {
-		__sync_fetch_and_add(v, us);
-		return;
-	}
-	if (!bpf_map_update_elem(counts, key, &us, BPF_NOEXIST))
-		return;
-	/* Another CPU may have inserted the same key between our lookup and update. */
-	v = bpf_map_lookup_elem(counts, key);
-	if (v)
-		__sync_fetch_and_add(v, us);
-	else
-		stat_add(STK_STAT_COUNTS_FULL);
-}
-
 /*
  * A task stopping for its tracer right after exec (-- COMMAND: stkrec is that tracer) has only
  * the executable and ld.so mapped: reading its maps then would miss every library. Its next
@@ -494,9 +488,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 
 	if (tid == 0)
 		return;		/* the idle task: its "blocked" time is busy CPU time */
-	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return;
-	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+	if (!traced(tgid, tid))
 		return;
 	/*
 	 * An exiting task blocks too (exit_mmap, ptrace exit stop), after on_exit() made BPF forget
@@ -545,9 +537,9 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		return;
 	stat_add(STK_STAT_EVENTS);
 	if (*(volatile __u32 *)&gen)
-		offcpu_add(&counts1, &key, us);
+		counts_add(&counts1, &key, us);
 	else
-		offcpu_add(&counts0, &key, us);
+		counts_add(&counts0, &key, us);
 }
 
 /*

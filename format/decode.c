@@ -360,10 +360,6 @@ static void decode_losses(struct cursor *c, struct cap_losses *l)
 		seen |= 1ull << kind;
 		l->counts[kind] = count;
 	}
-	if (c->err) {
-		l->ncpus = 0;
-		l->cpu_dropped = NULL;
-	}
 }
 
 /* format.md 4.8 and 4.9: count, then { u64 addr, u64 size, str name } each. */

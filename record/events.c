@@ -64,8 +64,10 @@ void rec_event_defaults(struct rec_opts *o)
 {
 	const struct rec_event *e = rec_event_find(o->event);
 
-	if (e && e->every_event && !o->period && !o->freq_set) {
-		o->freq_hz = 0;
+	if (o->freq_hz || o->period)
+		return;		/* -F or -c said */
+	if (e && e->every_event)
 		o->period = 1;
-	}
+	else
+		o->freq_hz = 49;
 }

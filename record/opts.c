@@ -216,7 +216,6 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 			return usage_err("invalid frequency '%s' (1 to 100000 Hz)", arg);
 		o->freq_hz = v;
 		o->period = 0;
-		o->freq_set = true;
 		return 0;
 	case 'c':
 		if (rec_parse_u64(arg, 1, UINT64_MAX >> 1, &v))
@@ -316,8 +315,7 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->output = "stkrec.stk";
 	o->interval_s = 1;
-	o->freq_hz = 49;
-	o->cpu = -1;
+	o->cpu = -1;	/* freq_hz and period: rec_event_defaults(), once -F and -c are known */
 	o->stack_storage_size = 16384;
 	o->hash_storage_size = 40960;
 	o->ringbuf_mb = 16;
@@ -386,7 +384,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->command && o->npids)
 		return usage_err("-p and -- COMMAND exclude each other%s", "");
-	rec_event_defaults(o);	/* -e page-faults etc.: period 1 without -F/-c (events.c) */
+	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (events.c) */
 	return check_modes(o);
 }
 

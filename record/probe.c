@@ -106,7 +106,13 @@ static int size_maps(struct rec_probe *p, const struct rec_opts *o)
 	int err = 0;
 
 	p->maps.depth = read_max_stack();
-	p->maps.stack_entries = o->stack_storage_size;
+	/*
+	 * A stack id is a bucket of the kernel's stack map, which has roundup_pow_of_two(max_entries)
+	 * of them (kernel/bpf/stackmap.c): ids reach that many, not max_entries.
+	 */
+	p->maps.stack_entries = 1;
+	while (p->maps.stack_entries < o->stack_storage_size)
+		p->maps.stack_entries <<= 1;
 	for (int g = 0; g < 2 && !err; g++) {
 		err = bpf_map__set_value_size(stacks[g], p->maps.depth * sizeof(uint64_t));
 		if (!err)

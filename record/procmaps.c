@@ -498,20 +498,30 @@ static int push_hit(struct rec_procs *ps, struct rec_object *obj)
 int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
 			   struct rec_object ***objs, uint32_t *n)
 {
+	/*
+	 * walked[s]: pid + 1 of the last process whose rows walked user stack s. A --snoop batch
+	 * has a row per event, mostly repeating a few (process, stack) pairs: walk each once.
+	 */
+	uint32_t *walked = calloc(iv->nustacks ? iv->nustacks : 1, sizeof(*walked));
 	int err = 0;
 
+	if (!walked)
+		return -ENOMEM;
 	ps->nhits = 0;
 	for (uint32_t i = 0; i < iv->nrows && !err; i++) {
 		const struct cap_row *row = &iv->rows[i];
 		const struct proc_entry *e;
 		const struct cap_stack *s;
 
-		if (!row->ustack || row->ustack > iv->nustacks || !(e = find_entry(ps, row->pid)))
+		if (!row->ustack || row->ustack > iv->nustacks ||
+		    walked[row->ustack - 1] == row->pid + 1 || !(e = find_entry(ps, row->pid)))
 			continue;
+		walked[row->ustack - 1] = row->pid + 1;
 		s = &iv->ustacks[row->ustack - 1];
 		for (uint32_t j = 0; j < s->nips && !err; j++)
 			err = push_hit(ps, object_at(e, s->ips[j]));
 	}
+	free(walked);
 	*objs = ps->hits;
 	*n = ps->nhits;
 	return err;

@@ -26,9 +26,8 @@ struct rec_opts {
 	unsigned int interval_s;
 	unsigned int duration_s;	/* 0: until Ctrl-C (or the command exits) */
 	bool regexp;
-	unsigned int freq_hz;	/* 0 when -c is used */
+	unsigned int freq_hz;	/* -F, 0 when -c is used */
 	uint64_t period;	/* -c N, 0 when -F */
-	bool freq_set;		/* -F given: without it, -e page-faults means -c 1 (events.c) */
 	int cpu;		/* -C, -1 for all */
 	bool include_idle;
 	uint32_t stack_storage_size;
@@ -77,7 +76,10 @@ const struct rec_event *rec_event_find(const char *name);
 /* "cpu-clock, task-clock, ..." into buf, for a usage error; -ENOSPC when it does not fit. */
 int rec_event_names(char *buf, size_t sz);
 bool rec_event_is_hardware(const struct rec_event *e);
-/* Without -F and -c, a rare event (page faults, switches, migrations) is sampled at period 1. */
+/*
+ * Without -F and -c (both 0 still): 49 Hz as bcc profile, but a rare event (page faults,
+ * switches, migrations) at period 1.
+ */
 void rec_event_defaults(struct rec_opts *o);
 
 /* ---- messages ----------------------------------------------------------------------------- */
@@ -199,7 +201,7 @@ struct rec_maps {
 	volatile uint32_t *gen;
 	bool keep_stacks;	/* --offcpu: ids outlive intervals, the drain keeps them */
 	uint32_t depth;		/* frames per stack-map value */
-	uint32_t stack_entries;
+	uint32_t stack_entries;	/* stack ids are below it */
 	int snoop_drops_fd;	/* --snoop: per-CPU count of events the full ring buffer refused */
 	int events_fd;		/* --snoop: the ring buffer of struct stk_event (snoop.c reads it) */
 };
@@ -350,6 +352,26 @@ int rec_stack_table__add(struct rec_stack_table *t, const uint64_t *ips, uint32_
 			 uint32_t flags);
 /* Move the stacks out into an array (the table is left empty). */
 uint32_t rec_stack_table__take(struct rec_stack_table *t, struct cap_stack **out);
+
+/*
+ * Stack ids -> a batch's stack tables, deduplicated by content: the counts of rec_drain() and
+ * the --snoop events (snoop.c) share it. A stack-map value is read once per batch for each
+ * distinct (generation, id, entry return address), not once per row or event.
+ */
+struct rec_stacks;
+/* Lends maps, which must outlive it. NULL with errno set. */
+struct rec_stacks *rec_stacks__new(const struct rec_maps *maps);
+void rec_stacks__free(struct rec_stacks *r);
+/*
+ * One side of row (user: ustack, else kstack) from stack `id` of generation g. ret, when not 0,
+ * is the return address at a probed function's entry (stk_key uret/kret), inserted as the
+ * second frame unless the unwinder put it there. A missing stack sets CAP_ROW_F_*STACK_LOST; a
+ * truncated one counts row->count truncation losses. Returns 0, or -errno of the map lookup.
+ */
+int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, int32_t id, uint64_t ret,
+		     struct cap_row *row);
+/* End the batch: its stacks move into iv (owned by iv), its truncation losses into st. */
+void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st);
 
 /* Count the frames of a stack-map value (it ends at the first zero). */
 uint32_t rec_stack_depth(const uint64_t *ips, uint32_t max);

@@ -153,8 +153,8 @@ static void ensure_processes(struct run *r, const struct cap_interval *iv, uint6
 }
 
 /*
- * notifications. With the reader thread they are handled there (rec_reader__sync() to
- * catch up); without it (--snoop shares the ring-buffer poll with its events) here.
+ * Notifications. With the reader thread they are handled there (rec_reader__sync() to
+ * catch up); without it (the thread could not start) here.
  */
 static void poll_notify(struct run *r, int timeout_ms)
 {
@@ -369,9 +369,7 @@ static int setup(struct run *r)
 	if (!r->probe)
 		return -errno;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
-	/* --snoop's events share the ring-buffer poll and are handled in this thread. */
-	if (!o->snoop)
-		r->reader = rec_reader__start(r->probe);
+	r->reader = rec_reader__start(r->probe);	/* NULL: loop() polls instead */
 	r->perfmaps = rec_perfmaps__new();
 	if (!r->perfmaps)
 		return rec_err(-ENOMEM, "out of memory");

@@ -179,51 +179,103 @@ uint32_t rec_stack_table__take(struct rec_stack_table *t, struct cap_stack **out
 	return n;
 }
 
-/* ---- draining ---------------------------------------------------------------------------- */
+/* ---- stack ids -> a batch's stack tables ------------------------------------------------ */
 
-struct drain {
-	const struct rec_maps *maps;
-	unsigned int g;
-	uint64_t *buf;		/* one stack-map value */
-	uint64_t *with_ret;	/* a user stack with the uprobe return address inserted */
-	int32_t *kcache, *ucache;	/* stack id -> table index + 1, 0 unknown */
-	struct rec_stack_table *ktab, *utab;
-	struct rec_drain_stats *st;
+/* What a stack id (of one generation, one side) resolved to in the current batch. */
+struct slot {
+	uint64_t ret;		/* the uret/kret the stack was built with */
+	uint32_t batch;		/* the batch idx belongs to: older ones are stale */
+	int32_t idx;		/* 1-based index in the batch's table */
 };
 
-/*
- * Look a stack id up and add its content to tab; returns the 1-based index or -errno. ret, when
- * not 0, is the return address at the probed function's entry (stk_key uret/kret): inserted as
- * the second frame unless the unwinder already put it there.
- */
-static int stack_index(struct drain *d, int32_t id, int32_t *cache, struct rec_stack_table *tab,
-		       uint64_t uret)
+struct rec_stacks {
+	const struct rec_maps *maps;
+	uint64_t *buf;		/* one stack-map value */
+	uint64_t *with_ret;	/* a stack with the entry return address inserted */
+	struct rec_stack_table *tab[2];	/* [user]: kernel, user stacks of the batch */
+	/*
+	 * [generation][user], indexed by stack id. A --snoop batch holds events of both
+	 * generations (before and after the flip), and an id names a different stack in each.
+	 * Ending a batch bumps `batch` instead of clearing them.
+	 */
+	struct slot *slots[2][2];
+	uint32_t batch;
+	uint64_t truncated[2];	/* [user]: events with a cut stack, this batch */
+};
+
+struct rec_stacks *rec_stacks__new(const struct rec_maps *maps)
 {
-	uint32_t depth = d->maps->depth, nips, flags = 0;
-	const uint64_t *ips = d->buf;
+	struct rec_stacks *r = calloc(1, sizeof(*r));
+	bool ok;
+
+	if (!r)
+		return NULL;
+	r->maps = maps;
+	r->batch = 1;		/* calloc'ed slots (batch 0) are stale */
+	r->buf = calloc(maps->depth, sizeof(*r->buf));
+	r->with_ret = calloc(maps->depth + 1, sizeof(*r->with_ret));
+	r->tab[0] = rec_stack_table__new();
+	r->tab[1] = rec_stack_table__new();
+	ok = r->buf && r->with_ret && r->tab[0] && r->tab[1];
+	for (int g = 0; g < 2 && ok; g++)
+		for (int u = 0; u < 2 && ok; u++)
+			ok = (r->slots[g][u] = calloc(maps->stack_entries, sizeof(struct slot)));
+	if (!ok) {
+		rec_stacks__free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+void rec_stacks__free(struct rec_stacks *r)
+{
+	if (!r)
+		return;
+	for (int g = 0; g < 2; g++)
+		for (int u = 0; u < 2; u++)
+			free(r->slots[g][u]);
+	rec_stack_table__free(r->tab[0]);
+	rec_stack_table__free(r->tab[1]);
+	free(r->buf);
+	free(r->with_ret);
+	free(r);
+}
+
+/*
+ * Stack `id` of generation g in the batch's table: its 1-based index or -errno. The slot keeps
+ * the last ret seen: a probed function is usually called from one place, so the map is read
+ * once per stack and batch, not once per row or event.
+ */
+static int stack_index(struct rec_stacks *r, unsigned int g, bool user, int32_t id, uint64_t ret)
+{
+	uint32_t depth = r->maps->depth, nips, flags = 0;
+	const uint64_t *ips = r->buf;
+	struct slot *sl;
 	int idx;
 
-	if (id < 0 || (uint32_t)id >= d->maps->stack_entries)
+	if (id < 0 || (uint32_t)id >= r->maps->stack_entries)
 		return -EINVAL;
-	if (!uret && cache[id])
-		return cache[id];
-	memset(d->buf, 0, depth * sizeof(*d->buf));
-	if (bpf_map_lookup_elem(d->maps->stacks_fd[d->g], &id, d->buf))
+	sl = &r->slots[g][user][id];
+	if (sl->batch == r->batch && sl->ret == ret)
+		return sl->idx;
+	memset(r->buf, 0, depth * sizeof(*r->buf));
+	if (bpf_map_lookup_elem(r->maps->stacks_fd[g], &id, r->buf))
 		return -errno;
-	nips = rec_stack_depth(d->buf, depth);
+	nips = rec_stack_depth(r->buf, depth);
 	if (nips == depth)
 		flags |= CAP_STACK_F_TRUNCATED;
-	if (uret && nips >= 1 && (nips < 2 || d->buf[1] != uret)) {
+	if (ret && nips >= 1 && (nips < 2 || r->buf[1] != ret)) {
 		/* The direct caller, which the frame-pointer walk skips at function entry. */
-		d->with_ret[0] = d->buf[0];
-		d->with_ret[1] = uret;
-		memcpy(d->with_ret + 2, d->buf + 1, (nips - 1) * sizeof(*d->buf));
+		r->with_ret[0] = r->buf[0];
+		r->with_ret[1] = ret;
+		memcpy(r->with_ret + 2, r->buf + 1, (nips - 1) * sizeof(*r->buf));
 		nips++;
-		ips = d->with_ret;
+		ips = r->with_ret;
 	}
-	idx = rec_stack_table__add(tab, ips, nips, flags);
-	if (idx > 0 && !uret)
-		cache[id] = idx;
+	idx = rec_stack_table__add(r->tab[user], ips, nips, flags);
+	if (idx > 0)
+		*sl = (struct slot){ .ret = ret, .batch = r->batch, .idx = idx };
 	return idx;
 }
 
@@ -232,9 +284,52 @@ static bool stack_wanted(int32_t id)
 	return id != STK_STACK_NOT_WANTED && id != STK_STACK_NONE;
 }
 
+int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, int32_t id, uint64_t ret,
+		     struct cap_row *row)
+{
+	uint32_t *ref = user ? &row->ustack : &row->kstack;
+	int idx = -ENOENT;
+
+	if (id >= 0)
+		idx = stack_index(r, g, user, id, ret);
+	/*
+	 * ENOENT (no such id: a collision in BPF, or an id that vanished) leaves the stack out
+	 * and the row says it was lost; any other lookup error fails the run.
+	 */
+	if (idx < 0 && idx != -ENOENT)
+		return idx;
+	if (idx > 0) {
+		*ref = idx;
+		if (r->tab[user]->v[idx - 1].flags & CAP_STACK_F_TRUNCATED)
+			r->truncated[user] += row->count;
+	} else if (stack_wanted(id)) {
+		row->flags |= user ? CAP_ROW_F_USTACK_LOST : CAP_ROW_F_KSTACK_LOST;
+	}
+	return 0;
+}
+
+void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st)
+{
+	iv->nkstacks = rec_stack_table__take(r->tab[0], &iv->kstacks);
+	iv->nustacks = rec_stack_table__take(r->tab[1], &iv->ustacks);
+	st->losses[CAP_LOSS_KSTACK_TRUNCATED] += r->truncated[0];
+	st->losses[CAP_LOSS_USTACK_TRUNCATED] += r->truncated[1];
+	r->truncated[0] = r->truncated[1] = 0;
+	r->batch++;	/* the table indexes the slots hold died with the batch */
+}
+
+/* ---- draining ---------------------------------------------------------------------------- */
+
+struct drain {
+	const struct rec_maps *maps;
+	unsigned int g;
+	struct rec_stacks *stacks;
+	struct rec_drain_stats *st;
+};
+
 static int fill_row(struct drain *d, const struct stk_key *k, uint64_t count, struct cap_row *row)
 {
-	int idx;
+	int err;
 
 	memset(row, 0, sizeof(*row));
 	row->probe = k->probe;
@@ -242,31 +337,13 @@ static int fill_row(struct drain *d, const struct stk_key *k, uint64_t count, st
 	row->tid = k->pid;
 	row->count = count;
 	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
-	if (k->kstack >= 0) {
-		/* kret: a kprobe's direct caller, which some unwinders skip (docs/bpf.md 5). */
-		idx = stack_index(d, k->kstack, d->kcache, d->ktab, k->kret);
-		if (idx < 0 && idx != -ENOENT)
-			return idx;
-		if (idx > 0)
-			row->kstack = idx;
-		if (idx > 0 && d->ktab->v[idx - 1].flags & CAP_STACK_F_TRUNCATED)
-			d->st->losses[CAP_LOSS_KSTACK_TRUNCATED] += count;
-	}
-	if (!row->kstack && stack_wanted(k->kstack))
-		row->flags |= CAP_ROW_F_KSTACK_LOST;
-	if (k->ustack >= 0) {
-		idx = stack_index(d, k->ustack, d->ucache, d->utab, k->uret);
-		if (idx < 0 && idx != -ENOENT)
-			return idx;
-		if (idx > 0)
-			row->ustack = idx;
-		if (idx > 0 && d->utab->v[idx - 1].flags & CAP_STACK_F_TRUNCATED)
-			d->st->losses[CAP_LOSS_USTACK_TRUNCATED] += count;
-	}
-	if (!row->ustack && stack_wanted(k->ustack))
-		row->flags |= CAP_ROW_F_USTACK_LOST;
-	d->st->events += count;
-	return 0;
+	/* kret: a kprobe's direct caller, which some unwinders skip (docs/bpf.md 5). */
+	err = rec_stacks__fill(d->stacks, d->g, false, k->kstack, k->kret, row);
+	if (!err)
+		err = rec_stacks__fill(d->stacks, d->g, true, k->ustack, k->uret, row);
+	if (!err)
+		d->st->events += count;
+	return err;
 }
 
 /* All keys of a map; the generation is idle, so the set does not change underneath. */
@@ -362,28 +439,16 @@ int rec_drain(const struct rec_maps *maps, unsigned int g, struct cap_interval *
 	      struct rec_drain_stats *st)
 {
 	struct drain d = { .maps = maps, .g = g, .st = st };
-	int err = -ENOMEM;
+	int err;
 
-	d.buf = calloc(maps->depth, sizeof(*d.buf));
-	d.with_ret = calloc(maps->depth + 1, sizeof(*d.with_ret));
-	d.kcache = calloc(maps->stack_entries, sizeof(*d.kcache));
-	d.ucache = calloc(maps->stack_entries, sizeof(*d.ucache));
-	d.ktab = rec_stack_table__new();
-	d.utab = rec_stack_table__new();
-	if (!d.buf || !d.with_ret || !d.kcache || !d.ucache || !d.ktab || !d.utab)
-		goto out;
+	d.stacks = rec_stacks__new(maps);
+	if (!d.stacks)
+		return -ENOMEM;
 	err = drain_rows(&d, iv);
 	if (!err)
 		err = clear_stacks(&d);
-	iv->nkstacks = rec_stack_table__take(d.ktab, &iv->kstacks);
-	iv->nustacks = rec_stack_table__take(d.utab, &iv->ustacks);
-out:
-	free(d.buf);
-	free(d.with_ret);
-	free(d.kcache);
-	free(d.ucache);
-	rec_stack_table__free(d.ktab);
-	rec_stack_table__free(d.utab);
+	rec_stacks__take(d.stacks, iv, st);
+	rec_stacks__free(d.stacks);
 	return err;
 }
 

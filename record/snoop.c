@@ -8,7 +8,7 @@
  * A thread of its own reads the ring every READ_MS: BPF submits without waking anyone (a wakeup
  * per event cost more than the event, bpf/stkrec.bpf.c), and the main thread may spend a while
  * writing a large batch, during which a ring read by it alone would overflow. The lock guards
- * everything below that both threads touch: rows, tables, slot caches and the ring itself.
+ * everything below that both threads touch: rows, stacks and the ring itself.
  *
  * Why the ids stay valid until they are read: an event names the generation g whose stack map
  * holds its stacks. Stacks of g are deleted only at the drain after the flip away from g, and
@@ -38,13 +38,6 @@
 /* Reading period: at 300,000 events/s the default 16 MiB ring holds 0.7 s, a 1 MiB one 40 ms. */
 #define READ_MS 5
 
-/* What a stack id (of one generation) resolved to in the current batch. */
-struct slot {
-	uint64_t ret;		/* the uret/kret the stack was built with */
-	int32_t idx;		/* 1-based index in the batch's table; 0 not resolved yet */
-	uint32_t flags;		/* CAP_STACK_F_* of that stack */
-};
-
 struct rec_snoop {
 	const struct rec_maps *maps;
 	struct ring_buffer *rb;
@@ -54,91 +47,13 @@ struct rec_snoop {
 	pthread_mutex_t lock;
 	struct cap_row *rows;
 	uint32_t nrows, cap;
-	struct rec_stack_table *ktab, *utab;
-	struct slot *kslots[2], *uslots[2];	/* per generation, indexed by stack id */
-	uint64_t *buf;		/* one stack-map value */
-	uint64_t *with_ret;	/* a stack with the entry return address inserted */
-	uint64_t truncated[2];	/* events with a cut kernel / user stack, this batch */
+	struct rec_stacks *stacks;	/* the batch's stacks, each map value read once */
 	int ncpus;
 	uint64_t *drops;	/* per-CPU values read from snoop_drops */
 	uint64_t *drops_prev;
 	uint64_t *drops_delta;
 	int err;		/* first failure inside the ring-buffer callback */
 };
-
-/*
- * The batch's table index of stack `id` of generation g, with ret (the direct caller a
- * frame-pointer walk misses at a probed function's entry) inserted as its second frame as
- * snapshot.c does. The slot caches the last ret seen: a probed function is usually called from
- * one place, so the map is read once per stack and batch, not once per event.
- */
-static int stack_index(struct rec_snoop *s, unsigned int g, int32_t id, uint64_t ret,
-		       struct slot *slots, struct rec_stack_table *tab, uint32_t *flags)
-{
-	uint32_t depth = s->maps->depth, nips, f = 0;
-	struct slot *sl;
-	const uint64_t *ips = s->buf;
-	int idx;
-
-	if (id < 0 || (uint32_t)id >= s->maps->stack_entries)
-		return -ENOENT;
-	sl = &slots[id];
-	if (sl->idx && sl->ret == ret) {
-		*flags = sl->flags;
-		return sl->idx;
-	}
-	memset(s->buf, 0, depth * sizeof(*s->buf));
-	if (bpf_map_lookup_elem(s->maps->stacks_fd[g], &id, s->buf))
-		return -errno;
-	nips = rec_stack_depth(s->buf, depth);
-	if (nips == depth)
-		f |= CAP_STACK_F_TRUNCATED;
-	if (ret && nips >= 1 && (nips < 2 || s->buf[1] != ret)) {
-		s->with_ret[0] = s->buf[0];
-		s->with_ret[1] = ret;
-		memcpy(s->with_ret + 2, s->buf + 1, (nips - 1) * sizeof(*s->buf));
-		nips++;
-		ips = s->with_ret;
-	}
-	idx = rec_stack_table__add(tab, ips, nips, f);
-	if (idx > 0) {
-		sl->ret = ret;
-		sl->idx = idx;
-		sl->flags = f;
-		*flags = f;
-	}
-	return idx;
-}
-
-static bool stack_wanted(int32_t id)
-{
-	return id != STK_STACK_NOT_WANTED && id != STK_STACK_NONE;
-}
-
-/*
- * One side of a row: a lookup error other than ENOENT (no such id: a collision in BPF, or an id
- * that vanished) fails the run; ENOENT leaves the stack out and the row says it was lost.
- */
-static int fill_stack(struct rec_snoop *s, unsigned int g, int32_t id, uint64_t ret, bool user,
-		      uint32_t *ref, uint32_t *row_flags)
-{
-	uint32_t flags = 0;
-	int idx = -ENOENT;
-
-	if (id >= 0)
-		idx = stack_index(s, g, id, ret, user ? s->uslots[g] : s->kslots[g],
-				  user ? s->utab : s->ktab, &flags);
-	if (idx < 0 && idx != -ENOENT)
-		return idx;
-	if (idx > 0) {
-		*ref = idx;
-		if (flags & CAP_STACK_F_TRUNCATED)
-			s->truncated[user]++;
-	} else if (stack_wanted(id)) {
-		*row_flags |= user ? CAP_ROW_F_USTACK_LOST : CAP_ROW_F_KSTACK_LOST;
-	}
-	return 0;
-}
 
 static int add_event(struct rec_snoop *s, const struct stk_event *e)
 {
@@ -164,9 +79,9 @@ static int add_event(struct rec_snoop *s, const struct stk_event *e)
 	row->ts_ns = e->ts_ns;
 	row->cpu = e->cpu;
 	memcpy(row->comm, e->comm, sizeof(row->comm) - 1);
-	err = fill_stack(s, g, e->kstack, e->kret, false, &row->kstack, &row->flags);
+	err = rec_stacks__fill(s->stacks, g, false, e->kstack, e->kret, row);
 	if (!err)
-		err = fill_stack(s, g, e->ustack, e->uret, true, &row->ustack, &row->flags);
+		err = rec_stacks__fill(s->stacks, g, true, e->ustack, e->uret, row);
 	if (err)
 		return err;
 	__atomic_store_n(&s->nrows, s->nrows + 1, __ATOMIC_RELAXED);	/* rec_snoop__full() */
@@ -216,20 +131,11 @@ struct rec_snoop *rec_snoop__new(struct rec_probe *p)
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus < 0 || (uint32_t)s->ncpus > CAP_MAX_CPUS)
 		s->ncpus = 0;
-	s->buf = calloc(m->depth, sizeof(*s->buf));
-	s->with_ret = calloc(m->depth + 1, sizeof(*s->with_ret));
-	s->ktab = rec_stack_table__new();
-	s->utab = rec_stack_table__new();
+	s->stacks = rec_stacks__new(m);
 	s->drops = calloc(s->ncpus + 1, sizeof(*s->drops));
 	s->drops_prev = calloc(s->ncpus + 1, sizeof(*s->drops_prev));
 	s->drops_delta = calloc(s->ncpus + 1, sizeof(*s->drops_delta));
-	ok = s->buf && s->with_ret && s->ktab && s->utab && s->drops && s->drops_prev &&
-	     s->drops_delta;
-	for (int g = 0; g < 2 && ok; g++) {
-		s->kslots[g] = calloc(m->stack_entries, sizeof(struct slot));
-		s->uslots[g] = calloc(m->stack_entries, sizeof(struct slot));
-		ok = s->kslots[g] && s->uslots[g];
-	}
+	ok = s->stacks && s->drops && s->drops_prev && s->drops_delta;
 	if (!ok) {
 		rec_snoop__free(s);
 		errno = ENOMEM;
@@ -267,14 +173,7 @@ void rec_snoop__free(struct rec_snoop *s)
 	ring_buffer__free(s->rb);
 	pthread_mutex_destroy(&s->lock);
 	free(s->rows);
-	rec_stack_table__free(s->ktab);
-	rec_stack_table__free(s->utab);
-	for (int g = 0; g < 2; g++) {
-		free(s->kslots[g]);
-		free(s->uslots[g]);
-	}
-	free(s->buf);
-	free(s->with_ret);
+	rec_stacks__free(s->stacks);
 	free(s->drops);
 	free(s->drops_prev);
 	free(s->drops_delta);
@@ -307,9 +206,13 @@ static int cmp_order(const void *a, const void *b)
  */
 static int sort_rows(struct cap_row *rows, uint32_t n)
 {
-	struct order *o = malloc((n ? n : 1) * sizeof(*o));
-	struct cap_row *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	struct order *o;
+	struct cap_row *sorted;
 
+	if (!n)
+		return 0;	/* rows is NULL then */
+	o = malloc(n * sizeof(*o));
+	sorted = malloc(n * sizeof(*sorted));
 	if (!o || !sorted) {
 		free(o);
 		free(sorted);
@@ -368,7 +271,7 @@ static void clear_stacks(int fd)
 /*
  * Under the lock: read the ring to its end and move the batch out. Clearing g's stack map needs
  * the lock too, since the reader resolves ids (of the other generation) meanwhile through the
- * same slot caches. The sort runs after, unlocked, while the reader goes on.
+ * same rec_stacks. The sort runs after, unlocked, while the reader goes on.
  */
 static int take_batch(struct rec_snoop *s, unsigned int g, struct cap_interval *iv,
 		      struct rec_drain_stats *st)
@@ -387,17 +290,8 @@ static int take_batch(struct rec_snoop *s, unsigned int g, struct cap_interval *
 	s->rows = NULL;
 	__atomic_store_n(&s->nrows, 0, __ATOMIC_RELAXED);
 	s->cap = 0;
-	iv->nkstacks = rec_stack_table__take(s->ktab, &iv->kstacks);
-	iv->nustacks = rec_stack_table__take(s->utab, &iv->ustacks);
+	rec_stacks__take(s->stacks, iv, st);
 	st->events += iv->nrows;
-	st->losses[CAP_LOSS_KSTACK_TRUNCATED] += s->truncated[0];
-	st->losses[CAP_LOSS_USTACK_TRUNCATED] += s->truncated[1];
-	s->truncated[0] = s->truncated[1] = 0;
-	/* The batch's table indexes die with it; g's ids die with its stack map. */
-	for (int i = 0; i < 2; i++) {
-		memset(s->kslots[i], 0, s->maps->stack_entries * sizeof(struct slot));
-		memset(s->uslots[i], 0, s->maps->stack_entries * sizeof(struct slot));
-	}
 	clear_stacks(s->maps->stacks_fd[g]);
 	return 0;
 }

@@ -11,8 +11,8 @@
  * Several captures merge into one model (rep_model__build_many()); --by keeps their stacks apart
  * in groups (struct rep_group), and the filters of filter.c drop rows and stacks before merging.
  *
- * Cost: every distinct (process or kallsyms snapshot, address) is symbolized once (resolve
- * cache); frames and stacks are hashed, never compared pairwise.
+ * Cost: every distinct address is symbolized once (struct rep_resolver, resolve.c) and turned
+ * into frames once (struct run); frames and stacks are hashed, never compared pairwise.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,17 +25,14 @@
 #include "report.h"
 
 /*
- * Resolve cache entry, stored inline in an open-addressing table: one cache line per lookup.
- * (Keys and values behind an index cost three dependent cache misses per frame, which dominated
- * the run time on a million-row capture.) The frames of the address are runs[first..first+n).
+ * The frames of resolver address `id`: runs[first..first+n), and the address's reason (frames
+ * are interned by text, and "[unknown]" stands for several reasons). Indexed by id, 8 bytes
+ * each, so a frame costs the resolver's slot and this, not a walk through its details.
  */
-struct resolved {
-	const void *ctx;	/* struct sym_kernel * or struct cap_process * (may be NULL) */
-	uint64_t addr;
-	uint32_t kind;		/* 0 user, 1 user return address, 2 kernel, 3 kernel return */
-	uint32_t first, n;
+struct run {
+	uint32_t first;
+	uint16_t n;		/* 1 + inlined functions (symbolize.c reports at most 64) */
 	uint16_t reason;
-	uint16_t used;
 };
 
 struct builder {
@@ -45,11 +42,10 @@ struct builder {
 	const char *name;		/* its file name */
 	const struct rep_opts *o;
 	struct rep_filter *filter;
-	struct sym_user *user;
-	struct sym_kernel **kernels;	/* per kallsyms snapshot, [nksyms] = none, built lazily */
-	struct resolved *cache;		/* power-of-two table, at most half full */
-	size_t ncache, cache_cap;
-	uint32_t *runs;			/* frame ids of cached addresses */
+	struct rep_resolver *res;	/* the capture's */
+	struct run *run_of;		/* per resolver id */
+	uint32_t nrun_of, run_of_cap;
+	uint32_t *runs;			/* frame ids of resolved addresses */
 	uint32_t nruns, runs_cap;
 	uint8_t *reasons;		/* per frame_buf slot: the address's reason */
 	uint32_t reasons_cap;
@@ -57,40 +53,6 @@ struct builder {
 	uint32_t grep_cap;
 	uint32_t empty;			/* id of "" */
 };
-
-static uint64_t resolved_hash(const void *ctx, uint64_t addr, uint32_t kind)
-{
-	return rep_hash_u64(rep_hash_u64((uintptr_t)ctx, addr), kind);
-}
-
-/* The slot holding (ctx, addr, kind), or the empty slot where it belongs. */
-static struct resolved *cache_slot(struct resolved *tab, size_t cap, const void *ctx, uint64_t addr,
-				   uint32_t kind)
-{
-	size_t mask = cap - 1, i;
-
-	for (i = resolved_hash(ctx, addr, kind) & mask; tab[i].used; i = (i + 1) & mask)
-		if (tab[i].ctx == ctx && tab[i].addr == addr && tab[i].kind == kind)
-			break;
-	return &tab[i];
-}
-
-static int cache_grow(struct builder *b)
-{
-	size_t cap = b->cache_cap ? b->cache_cap * 2 : 4096, i;
-	struct resolved *tab = calloc(cap, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < b->cache_cap; i++)
-		if (b->cache[i].used)
-			*cache_slot(tab, cap, b->cache[i].ctx, b->cache[i].addr, b->cache[i].kind) =
-				b->cache[i];
-	free(b->cache);
-	b->cache = tab;
-	b->cache_cap = cap;
-	return 0;
-}
 
 /* snprintf that never lets *n run past len, so later appends stay in bounds */
 static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
@@ -238,24 +200,24 @@ static int reserve_runs(struct builder *b, uint32_t n)
  * The frames of one looked-up address, appended to runs: the functions inlined at it, innermost
  * first, then the function the code belongs to (perf's order in a leaf-first chain).
  */
-static int add_run(struct builder *b, const struct sym_result *res, uint64_t addr, bool kernel)
+static int add_run(struct builder *b, const struct rep_frame_info *fi, uint64_t addr)
 {
-	uint32_t ninl = b->o->no_inline ? 0 : res->ninl, i, id;
+	uint32_t ninl = b->o->no_inline ? 0 : fi->ninl, i, id;
 	struct rep_frame f = {
-		.name = res->name,
-		.offset = res->offset,
-		.module = res->module,
-		.module_path = res->module_path,
-		.module_offset = res->module_offset,
+		.name = fi->name,
+		.offset = fi->offset,
+		.module = fi->module,
+		.module_path = fi->module_path,
+		.module_offset = fi->module_offset,
 		.addr = addr,
-		.file = res->file,
-		.line = res->line,
-		.reason = res->reason,
-		.flags = kernel ? REP_FRAME_F_KERNEL : 0,
+		.file = fi->file,
+		.line = fi->line,
+		.reason = fi->reason,
+		.flags = fi->kernel ? REP_FRAME_F_KERNEL : 0,
 	};
 	int err;
 
-	if (!res->name)
+	if (!fi->name)
 		ninl = 0;
 	err = reserve_runs(b, ninl + 1);
 	if (err)
@@ -263,9 +225,9 @@ static int add_run(struct builder *b, const struct sym_result *res, uint64_t add
 	for (i = 0; i < ninl; i++) {
 		struct rep_frame in = f;
 
-		in.name = res->inl[i].name;
-		in.file = res->inl[i].file;
-		in.line = res->inl[i].line;
+		in.name = fi->inl[i].name;
+		in.file = fi->inl[i].file;
+		in.line = fi->inl[i].line;
 		in.offset = 0;
 		in.flags |= REP_FRAME_F_INLINED;
 		err = intern_frame(b, in, &id);
@@ -280,56 +242,34 @@ static int add_run(struct builder *b, const struct sym_result *res, uint64_t add
 	return 0;
 }
 
-static struct sym_kernel *kernel_for(struct builder *b, uint32_t ks)
+/* The frames of address `id` of the resolver, made the first time it is seen. */
+static int frames_of(struct builder *b, uint32_t id, uint64_t addr, const struct run **out)
 {
-	uint32_t i = ks < b->c->nksyms ? ks : b->c->nksyms;
-
-	if (!b->kernels[i])
-		b->kernels[i] = sym_kernel__new(i < b->c->nksyms ? b->c->ksyms[i] : NULL);
-	return b->kernels[i];
-}
-
-/* The cached frames of one address; symbolizes each (context, address, kind) once. */
-static int resolve(struct builder *b, const void *ctx, uint64_t addr, uint32_t kind,
-		   const struct resolved **out)
-{
-	struct resolved *slot;
-	struct sym_result res;
-	const void *key_ctx = ctx;
-	uint64_t key_addr = addr;
+	const struct rep_frame_info *fi;
 	uint32_t first;
 	int err;
 
-	/* user frames: key by (object, file offset), shared by every process mapping the object;
-	 * a raw-address column makes the text per address, so then key by (process, address) */
-	if (kind < 2 && !b->m->cfg.addr_column) {
-		err = sym_user__locate(b->user, ctx, addr, kind == 1, &key_ctx, &key_addr);
-		if (err)
-			return err;
-	}
-	if ((b->ncache + 1) * 2 > b->cache_cap && cache_grow(b))
-		return -ENOMEM;
-	slot = cache_slot(b->cache, b->cache_cap, key_ctx, key_addr, kind);
-	if (slot->used) {
-		*out = slot;
+	/* ids are dense: one not seen yet is the next one */
+	if (id < b->nrun_of) {
+		*out = &b->run_of[id];
 		return 0;
 	}
-	memset(&res, 0, sizeof(res));
-	if (kind >= 2)
-		sym_kernel__lookup(ctx, kind == 3 && addr ? addr - 1 : addr, &res);
-	else
-		sym_user__lookup(b->user, ctx, addr, kind == 1, &res);
-	if (res.name && kind == 3)
-		res.offset++;	/* looked up addr - 1, print the offset of addr itself */
+	if (b->nrun_of == b->run_of_cap) {
+		uint32_t cap = b->run_of_cap ? b->run_of_cap * 2 : 4096;
+		struct run *v = realloc(b->run_of, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->run_of = v;
+		b->run_of_cap = cap;
+	}
+	fi = rep_resolver__info(b->res, id);
 	first = b->nruns;
-	err = add_run(b, &res, addr, kind >= 2);
+	err = add_run(b, fi, addr);
 	if (err)
 		return err;
-	/* add_run() does not touch the cache, so slot is still the place for this key */
-	*slot = (struct resolved){ key_ctx, key_addr, kind, first, b->nruns - first, res.reason,
-				   1 };
-	b->ncache++;
-	*out = slot;
+	b->run_of[id] = (struct run){ first, b->nruns - first, fi->reason };
+	*out = &b->run_of[b->nrun_of++];
 	return 0;
 }
 
@@ -359,27 +299,32 @@ static const struct cap_stack *stack_at(const struct cap_stack *tab, uint32_t n,
 	return ref != CAP_NO_STACK && ref <= n ? &tab[ref - 1] : NULL;
 }
 
-/* Append the frames of one stack to frame_buf at *pos, at most max (0: all). */
-static int add_frames(struct builder *b, const struct cap_stack *s, const void *ctx, bool kernel,
-		      uint32_t max, uint32_t *pos)
+/* Append the frames of one stack of row `row` to frame_buf at *pos, at most max (0: all). */
+static int add_frames(struct builder *b, const struct cap_stack *s, const struct rep_interval *ri,
+		      uint32_t row, bool kernel, uint32_t max, uint32_t *pos)
 {
-	const struct resolved *r;
-	uint32_t i, j, start = *pos;
+	uint32_t ids[64], i, j, k, n, start = *pos;
+	const struct run *r;
 	int err;
 
-	for (i = 0; i < s->nips && (!max || *pos - start < max); i++) {
-		/* frames above the leaf are return addresses: the call is the byte before */
-		uint32_t kind = (kernel ? 2 : 0) + (i > 0);
-
-		err = resolve(b, ctx, s->ips[i], kind, &r);
+	for (i = 0; i < s->nips && (!max || *pos - start < max); i += n) {
+		/* addresses in batches (one call, not one per frame); one at a time under
+		 * --max-depth, which may cut the stack inside an address's inlined frames */
+		n = max ? 1 : s->nips - i < 64 ? s->nips - i : 64;
+		err = rep_resolver__ids(b->res, ri, row, kernel, s->ips, i, n, ids);
 		if (err)
 			return err;
-		err = reserve_frames(b, *pos + r->n);
-		if (err)
-			return err;
-		for (j = 0; j < r->n && (!max || *pos - start < max); j++) {
-			b->reasons[*pos] = r->reason;
-			b->m->frame_buf[(*pos)++] = b->runs[r->first + j];
+		for (k = 0; k < n && (!max || *pos - start < max); k++) {
+			err = frames_of(b, ids[k], s->ips[i + k], &r);
+			if (err)
+				return err;
+			err = reserve_frames(b, *pos + r->n);
+			if (err)
+				return err;
+			for (j = 0; j < r->n && (!max || *pos - start < max); j++) {
+				b->reasons[*pos] = r->reason;
+				b->m->frame_buf[(*pos)++] = b->runs[r->first + j];
+			}
 		}
 	}
 	return 0;
@@ -498,14 +443,6 @@ static int64_t group_id(struct builder *b, const char *value, int64_t key)
 	return m->ngroups++;
 }
 
-static const char *probe_spec(const struct rep_capture *c, uint32_t id)
-{
-	for (uint32_t i = 0; c->meta && i < c->meta->nprobes; i++)
-		if (c->meta->probes[i].id == id && c->meta->probes[i].spec)
-			return c->meta->probes[i].spec;
-	return NULL;
-}
-
 /* The --by group of one row (0 when not grouping). */
 static int64_t row_group(struct builder *b, const struct rep_interval *ri,
 			 const struct cap_row *row, const char *comm)
@@ -526,7 +463,7 @@ static int64_t row_group(struct builder *b, const struct rep_interval *ri,
 	case REP_BY_COMM:
 		return group_id(b, comm, 0);
 	case REP_BY_PROBE:
-		s = probe_spec(b->c, row->probe);
+		s = rep_capture_probe_spec(b->c, row->probe);
 		if (!s) {
 			snprintf(v, sizeof(v), "%" PRIu32, row->probe);
 			s = v;
@@ -614,14 +551,14 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 		s.flags |= REP_STACK_F_ULOST;
 	if (ks) {
 		s.flags |= REP_STACK_F_HAS_K;
-		err = add_frames(b, ks, kernel_for(b, ri->ksyms), true, b->o->max_depth, &pos);
+		err = add_frames(b, ks, ri, r, true, b->o->max_depth, &pos);
 		if (err)
 			return err;
 	}
 	s.nk = pos;
 	if (us) {
 		s.flags |= REP_STACK_F_HAS_U;
-		err = add_frames(b, us, ri->procs[r], false, b->o->max_depth, &pos);
+		err = add_frames(b, us, ri, r, false, b->o->max_depth, &pos);
 		if (err)
 			return err;
 	}
@@ -740,19 +677,10 @@ out:
 
 static void builder_clear_capture(struct builder *b)
 {
-	uint32_t i;
-
-	if (b->kernels)
-		for (i = 0; i <= b->c->nksyms; i++)
-			sym_kernel__free(b->kernels[i]);
-	free(b->kernels);
-	b->kernels = NULL;
-	sym_user__free(b->user);
-	b->user = NULL;
-	/* the cache keys on the symbolizers' pointers: they die with the capture */
-	free(b->cache);
-	b->cache = NULL;
-	b->ncache = b->cache_cap = 0;
+	/* resolver ids start again at 0 with the next capture's resolver */
+	rep_resolver__free(b->res);
+	b->res = NULL;
+	b->nrun_of = 0;
 	b->nruns = 0;
 }
 
@@ -763,9 +691,10 @@ static int add_capture(struct builder *b, uint32_t first_section)
 	uint32_t i, r;
 	int err;
 
-	b->user = rep_sym_user__new(c, b->o);
-	b->kernels = calloc(c->nksyms + 1, sizeof(*b->kernels));
-	if (!b->user || !b->kernels)
+	/* with the raw-address column a frame's text is per address, not per object offset */
+	b->res = rep_resolver__new(c, b->o, (b->o->lines ? REP_RESOLVE_LINES : 0) |
+				   (m->cfg.addr_column ? REP_RESOLVE_PER_ADDRESS : 0));
+	if (!b->res)
 		return -ENOMEM;
 	err = rep_filter__capture(b->filter, c);
 	if (err)
@@ -833,6 +762,7 @@ int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *
 	/* positions moved: the merge index is stale and no longer needed */
 	rep_htab__clear(&m->index);
 out:
+	free(b.run_of);
 	free(b.runs);
 	free(b.reasons);
 	free(b.grep);

@@ -122,8 +122,8 @@ static int add_model(struct diff *d, int side, const struct rep_model *m, const 
 	char *text = NULL;
 	size_t textlen = 0;
 	FILE *mem = open_memstream(&text, &textlen);
-	uint32_t i, cap = 0, n, first;
-	int64_t id;
+	uint32_t i, cap = 0, first;
+	int64_t id, n;
 	int err = 0;
 
 	if (!mem)
@@ -131,11 +131,11 @@ static int add_model(struct diff *d, int side, const struct rep_model *m, const 
 	for (i = 0; i < m->nstacks && !err; i++) {
 		const struct rep_stack *st = &m->stacks[i];
 
-		if (emit_path_reserve(&path, &cap, st)) {
-			err = -ENOMEM;
+		n = emit_folded_path(m, o, st, &path, &cap);
+		if (n < 0) {
+			err = n;
 			break;
 		}
-		n = emit_folded_path(m, o, st, path);
 		rewind(mem);
 		emit_folded_line(mem, path, n);
 		fputc(0, mem);
@@ -164,18 +164,8 @@ static bool duration_ns(const struct rep_capture *c, double *ns)
 	int64_t start;
 	uint64_t end;
 
-	if (!rep_capture_meta_i64(c, "start.mono_ns", &start)) {
-		if (!c->nintervals)
-			return false;
-		start = c->intervals[0].iv->start_ns;
-	}
-	if (c->has_end)
-		end = c->end.end_ns;
-	else if (c->nintervals)
-		end = c->intervals[c->nintervals - 1].iv->end_ns;
-	else
-		return false;
-	if ((int64_t)end <= start)
+	if (!rep_capture_start_ns(c, &start) || !rep_capture_end_ns(c, &end) ||
+	    (int64_t)end <= start)
 		return false;
 	*ns = (double)((int64_t)end - start);
 	return true;
@@ -184,11 +174,10 @@ static bool duration_ns(const struct rep_capture *c, double *ns)
 /* What one count stands for (see the top of the file). */
 static double count_weight(const struct rep_capture *c)
 {
-	const char *weight = c->meta ? cap_meta_get(c->meta, "weight") : NULL;
 	int64_t v;
 
 	/* counting captures count events, off-CPU captures microseconds: no period to scale */
-	if (!rep_capture_is_profile(c) || (weight && !strcmp(weight, "us")))
+	if (!rep_capture_is_profile(c) || rep_capture_weight_us(c))
 		return 1;
 	if (rep_capture_meta_i64(c, "freq_hz", &v) && v > 0)
 		return 1e9 / (double)v;

@@ -27,12 +27,33 @@ static uint32_t add_reversed(const struct rep_model *m, const uint32_t *frames, 
 	return at;
 }
 
-uint32_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
-			  const struct rep_stack *st, struct emit_path_elem *path)
+/* Grow *buf to the elements st's path may need: group, comm, delimiter, two markers, frames. */
+static int path_reserve(struct emit_path_elem **buf, uint32_t *cap, const struct rep_stack *st)
+{
+	uint32_t need = st->nk + st->nu + 5;
+	struct emit_path_elem *v;
+
+	if (need <= *cap)
+		return 0;
+	v = realloc(*buf, need * 2 * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*buf = v;
+	*cap = need * 2;
+	return 0;
+}
+
+int64_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
+			 const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap)
 {
 	bool profile = m->cfg.profile;
 	bool delim = o->delimited && !o->kernel_only && !o->user_only;
+	struct emit_path_elem *path;
 	uint32_t n = 0;
+
+	if (path_reserve(buf, cap, st))
+		return -ENOMEM;
+	path = *buf;
 
 	/* --by: the group's value is the outermost frame, above comm */
 	if (o->by != REP_BY_NONE)
@@ -71,29 +92,13 @@ void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n)
 	}
 }
 
-int emit_path_reserve(struct emit_path_elem **buf, uint32_t *cap, const struct rep_stack *st)
-{
-	uint32_t need = EMIT_PATH_MAX(st);
-	struct emit_path_elem *v;
-
-	if (need <= *cap)
-		return 0;
-	v = realloc(*buf, need * 2 * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	*buf = v;
-	*cap = need * 2;
-	return 0;
-}
-
 static int folded_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
 			const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap)
 {
-	uint32_t n;
+	int64_t n = emit_folded_path(m, o, st, buf, cap);
 
-	if (emit_path_reserve(buf, cap, st))
-		return -ENOMEM;
-	n = emit_folded_path(m, o, st, *buf);
+	if (n < 0)
+		return n;
 	emit_folded_line(out, *buf, n);
 	fprintf(out, " %" PRIu64 "\n", st->count);
 	return 0;

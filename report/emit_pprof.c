@@ -130,7 +130,8 @@ struct builder {
 	struct rep_strtab keys;		/* "kind:..." keys of functions, mappings, locations */
 	uint32_t *key_ids;		/* key id -> function, mapping or location id */
 	uint32_t key_ids_cap;
-	struct pb functions, mappings, locations, tmp, tmp2;
+	struct pb functions, mappings, locations;
+	struct pb tmp, tmp2;		/* scratch: a message, and the messages nested in it */
 	uint32_t nfunctions, nmappings, nlocations;
 	uint32_t kernel_mapping;
 	struct sample *samples;
@@ -196,15 +197,6 @@ static int function_id(struct builder *b, const char *name, const char *file, ui
 	return 0;
 }
 
-static void hex(char *out, const uint8_t *id, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n && i < CAP_BUILD_ID_MAX; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-	out[2 * i] = 0;
-}
-
 static int put_mapping(struct builder *b, uint32_t id, uint64_t start, uint64_t limit,
 		       uint64_t off, const char *path, const char *build_id)
 {
@@ -252,7 +244,9 @@ static int mapping_id(struct builder *b, const struct cap_process *p, uint64_t a
 	*id = 0;
 	if (!m)
 		return 0;
-	hex(bid, m->build_id, m->build_id_len);
+	/* a hostile length must not read past build_id[] */
+	sym_hex(m->build_id, m->build_id_len < CAP_BUILD_ID_MAX ? m->build_id_len : CAP_BUILD_ID_MAX,
+		bid);
 	snprintf(b->key, sizeof(b->key), "m:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%s:%s", m->start,
 		 m->end, m->pgoff, bid, m->path ? m->path : "");
 	err = key_lookup(b, &b->nmappings, id);
@@ -285,8 +279,11 @@ static int location_id(struct builder *b, const struct rep_frame_info *f, uint32
 	err = key_lookup(b, &b->nlocations, id);
 	if (err <= 0)
 		return err;
-	/* lines first (they use tmp2 and tmp), then the location's own fields into tmp */
+	/* the location's own fields, then its lines (each built in tmp2) */
 	b->tmp.n = 0;
+	pb_int(&b->tmp, LOCATION_ID, *id);
+	pb_int(&b->tmp, LOCATION_MAPPING_ID, mapping);
+	pb_int(&b->tmp, LOCATION_ADDRESS, addr);
 	for (i = 0; f->name && i < f->ninl; i++) {
 		err = add_line(b, f->inl[i].name, f->inl[i].file, f->inl[i].line);
 		if (err)
@@ -297,17 +294,7 @@ static int location_id(struct builder *b, const struct rep_frame_info *f, uint32
 		if (err)
 			return err;
 	}
-	{
-		struct pb loc = { 0 };
-
-		pb_int(&loc, LOCATION_ID, *id);
-		pb_int(&loc, LOCATION_MAPPING_ID, mapping);
-		pb_int(&loc, LOCATION_ADDRESS, addr);
-		pb_put(&loc, b->tmp.buf, b->tmp.n);
-		b->tmp.n = 0;
-		pb_msg(&b->locations, PROFILE_LOCATION, &loc);
-		free(loc.buf);
-	}
+	pb_msg(&b->locations, PROFILE_LOCATION, &b->tmp);
 	return 0;
 }
 
@@ -404,23 +391,13 @@ static int merge_sample(struct builder *b, struct sample *s)
 	return 0;
 }
 
-static const char *probe_spec(const struct rep_capture *c, uint32_t id)
-{
-	uint32_t i;
-
-	for (i = 0; c->meta && i < c->meta->nprobes; i++)
-		if (c->meta->probes[i].id == id)
-			return c->meta->probes[i].spec;
-	return NULL;
-}
-
 static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_capture *c,
 		   const struct rep_interval *ri, uint32_t row)
 {
 	const struct cap_row *cr = &ri->iv->rows[row];
 	struct sample s = { .pid = cr->pid, .tid = cr->tid, .value = cr->count };
 	char comm[CAP_COMM_LEN + 1], probe[16];
-	const char *spec = probe_spec(c, cr->probe);
+	const char *spec = rep_capture_probe_spec(c, cr->probe);
 	int64_t id;
 	int err = 0;
 
@@ -447,7 +424,7 @@ static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_c
 
 static int add_capture(struct builder *b, const struct rep_capture *c)
 {
-	struct rep_resolver *r = rep_resolver__new(c, b->o);
+	struct rep_resolver *r = rep_resolver__new(c, b->o, REP_RESOLVE_LINES);
 	uint32_t i, row;
 	int err = 0;
 
@@ -495,14 +472,13 @@ static int put_samples(struct builder *b, struct pb *out)
 
 	for (i = 0; i < b->nsamples && !err; i++) {
 		const struct sample *s = &b->samples[i];
-		struct pb packed = { 0 };
 
+		/* packed repeated fields: the varints are the bytes of one length-delimited field */
 		for (j = 0; j < s->nlocs; j++)
-			pb_varint(&packed, s->locs[j]);
-		pb_msg(&b->tmp, SAMPLE_LOCATION_ID, &packed);
-		pb_varint(&packed, s->value);
-		pb_msg(&b->tmp, SAMPLE_VALUE, &packed);
-		free(packed.buf);
+			pb_varint(&b->tmp2, s->locs[j]);
+		pb_msg(&b->tmp, SAMPLE_LOCATION_ID, &b->tmp2);
+		pb_varint(&b->tmp2, s->value);
+		pb_msg(&b->tmp, SAMPLE_VALUE, &b->tmp2);
 		err = label(b, &b->tmp, "pid", 0, s->pid);
 		if (!err)
 			err = label(b, &b->tmp, "tid", 0, s->tid);
@@ -518,11 +494,10 @@ static int put_samples(struct builder *b, struct pb *out)
 /* Sample type and period from the first capture's meta (format.md 4.1). */
 static int put_types(struct builder *b, struct pb *out, const struct rep_capture *c)
 {
-	const char *weight = c && c->meta ? cap_meta_get(c->meta, "weight") : NULL;
 	int64_t freq = 0, period = 0;
 	int err;
 
-	if (weight && !strcmp(weight, "us")) {
+	if (c && rep_capture_weight_us(c)) {
 		err = value_type(b, out, PROFILE_SAMPLE_TYPE, "off-cpu", "microseconds");
 		if (!err)
 			err = value_type(b, out, PROFILE_PERIOD_TYPE, "off-cpu", "microseconds");
@@ -558,13 +533,10 @@ static void put_times(struct pb *out, struct rep_capture **caps, int n)
 	for (i = 0; i < n; i++) {
 		const struct rep_capture *c = caps[i];
 
-		if (!rep_capture_meta_i64(c, "start.mono_ns", &start)) {
-			if (!c->nintervals)
-				continue;
-			start = c->intervals[0].iv->start_ns;
-		}
-		end = c->has_end ? c->end.end_ns
-				 : c->nintervals ? c->intervals[c->nintervals - 1].iv->end_ns : (uint64_t)start;
+		if (!rep_capture_start_ns(c, &start))
+			continue;
+		if (!rep_capture_end_ns(c, &end))
+			end = start;
 		if (rep_capture_wall_ns(c, start, &w) && w < first)
 			first = w;
 		if (rep_capture_wall_ns(c, end, &w) && w > last)

@@ -155,7 +155,8 @@ static int emit_capture(struct snoop_out *s, const struct rep_capture *c)
 
 	if (err)
 		return err;
-	s->res = rep_resolver__new(c, s->o);
+	/* stacksnoop prints names and offsets only: no source lines */
+	s->res = rep_resolver__new(c, s->o, 0);
 	if (!s->res)
 		return -errno;
 	for (uint32_t k = 0; k < c->nintervals && !err; k++) {

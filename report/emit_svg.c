@@ -125,32 +125,26 @@ static int svg_add_model(struct svg *s, const struct rep_model *m, const struct 
 			 bool before, double factor)
 {
 	struct emit_path_elem *path = NULL;
-	uint32_t i, j, n, cap = 0;
+	uint32_t i, cap = 0;
+	int64_t n, j, at;
 	int err = 0;
 
 	for (i = 0; i < m->nstacks && !err; i++) {
 		const struct rep_stack *st = &m->stacks[i];
-		uint32_t at = 0;
 
-		if (emit_path_reserve(&path, &cap, st)) {
-			err = -ENOMEM;
-			break;
-		}
-		n = emit_folded_path(m, o, st, path);
-		for (j = 0; j <= n; j++) {
-			if (j) {
-				int64_t id = child(s, at, &path[j - 1]);
-
-				if (id < 0) {
-					err = id;
-					break;
-				}
-				at = id;
-			}
+		n = emit_folded_path(m, o, st, &path, &cap);
+		err = n < 0 ? (int)n : 0;
+		/* the stack counts for "all" (node 0) and for every node on its path */
+		for (j = 0, at = 0; !err; j++) {
 			if (before)
 				s->nodes[at].before += (double)st->count * factor;
 			else
 				s->nodes[at].count += st->count;
+			if (j == n)
+				break;
+			at = child(s, at, &path[j]);
+			if (at < 0)
+				err = at;
 		}
 	}
 	free(path);

@@ -97,15 +97,6 @@ static void resolve_probe(struct rep_filter *f, const struct rep_capture *c)
 	}
 }
 
-static int64_t start_mono(const struct rep_capture *c)
-{
-	int64_t v;
-
-	if (rep_capture_meta_i64(c, "start.mono_ns", &v))
-		return v;
-	return c->nintervals ? (int64_t)c->intervals[0].iv->start_ns : 0;
-}
-
 /* wall - mono from the capture's clock pair, 0 without it */
 static int64_t wall_offset(const struct rep_capture *c)
 {
@@ -120,9 +111,11 @@ static int64_t wall_offset(const struct rep_capture *c)
 static int64_t bound_to_mono(const struct rep_time_bound *b, const struct rep_capture *c,
 			     int64_t open_end)
 {
-	int64_t start = start_mono(c), off = wall_offset(c);
+	int64_t start = 0, off = wall_offset(c);
 	time_t t;
 	struct tm tm;
+
+	rep_capture_start_ns(c, &start);	/* 0 when unknown */
 
 	switch (b->kind) {
 	case REP_TIME_REL:

@@ -338,6 +338,47 @@ struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep
 	return sym_user__new(&so);
 }
 
+bool rep_capture_start_ns(const struct rep_capture *c, int64_t *ns)
+{
+	int64_t v;
+
+	/* a temporary: rep_capture_meta_i64() writes what it parsed even when it fails */
+	if (rep_capture_meta_i64(c, "start.mono_ns", &v)) {
+		*ns = v;
+		return true;
+	}
+	if (!c->nintervals)
+		return false;
+	*ns = c->intervals[0].iv->start_ns;
+	return true;
+}
+
+bool rep_capture_end_ns(const struct rep_capture *c, uint64_t *ns)
+{
+	if (c->has_end)
+		*ns = c->end.end_ns;
+	else if (c->nintervals)
+		*ns = c->intervals[c->nintervals - 1].iv->end_ns;
+	else
+		return false;
+	return true;
+}
+
+const char *rep_capture_probe_spec(const struct rep_capture *c, uint32_t id)
+{
+	for (uint32_t i = 0; c->meta && i < c->meta->nprobes; i++)
+		if (c->meta->probes[i].id == id && c->meta->probes[i].spec)
+			return c->meta->probes[i].spec;
+	return NULL;
+}
+
+bool rep_capture_weight_us(const struct rep_capture *c)
+{
+	const char *w = c->meta ? cap_meta_get(c->meta, "weight") : NULL;
+
+	return w && !strcmp(w, "us");
+}
+
 bool rep_capture_is_profile(const struct rep_capture *c)
 {
 	const char *mode = c->meta ? cap_meta_get(c->meta, "mode") : NULL;

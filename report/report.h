@@ -158,6 +158,15 @@ void rep_capture__free(struct rep_capture *c);
 bool rep_capture_meta_i64(const struct rep_capture *c, const char *key, int64_t *v);
 /* Wall time (ns since the epoch) of a CLOCK_MONOTONIC time, from the meta clock pair. */
 bool rep_capture_wall_ns(const struct rep_capture *c, uint64_t mono_ns, int64_t *wall);
+/* When recording started (CLOCK_MONOTONIC): meta start.mono_ns, else the first interval's start.
+ * False when neither is there. */
+bool rep_capture_start_ns(const struct rep_capture *c, int64_t *ns);
+/* When recording ended: the end record's time, else the last interval's end. False without. */
+bool rep_capture_end_ns(const struct rep_capture *c, uint64_t *ns);
+/* The spec of probe id as META lists it, or NULL. Lent for the life of c. */
+const char *rep_capture_probe_spec(const struct rep_capture *c, uint32_t id);
+/* meta weight=us: an off-CPU capture, whose row counts are microseconds (stkrec --offcpu). */
+bool rep_capture_weight_us(const struct rep_capture *c);
 
 /* The user-space symbolizer the options ask for, fed with c's embedded objects (load.c). */
 struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep_opts *o);
@@ -325,17 +334,14 @@ struct emit_path_elem {
 	bool kernel;
 };
 
-/* Elements a stack's path may need: group, comm, delimiter and two markers, plus frames. */
-#define EMIT_PATH_MAX(st) ((st)->nk + (st)->nu + 5)
 /*
  * The folded path of st as -f prints it: [--by value;]comm;user frames root first;[-;]kernel
- * frames root first, with the "[Missed ... Stack]" markers of profile captures. path holds
- * EMIT_PATH_MAX(st) elements. Returns the number written.
+ * frames root first, with the "[Missed ... Stack]" markers of profile captures, into *buf (of
+ * *cap elements, grown as needed; the caller frees it). Returns the number of elements, or
+ * -ENOMEM (*buf kept).
  */
-uint32_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
-			  const struct rep_stack *st, struct emit_path_elem *path);
-/* Grow *buf (of *cap elements) to hold st's path. 0 or -ENOMEM (*buf kept). */
-int emit_path_reserve(struct emit_path_elem **buf, uint32_t *cap, const struct rep_stack *st);
+int64_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
+			 const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap);
 /* The path joined with ';' (no count, no newline). */
 void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n);
 
@@ -353,7 +359,7 @@ extern const struct emitter *const rep_emitters[];
 /* Section heading for -T: "HH:MM:SS" (local time) of the section's interval end. */
 void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns);
 
-/* ---- frames kept apart, for SQL and pprof (resolve.c) ------------------------------------ */
+/* ---- symbolized addresses (resolve.c): the model's frames, SQL, pprof, stacksnoop -------- */
 
 /* One symbolized raw address. Strings are lent by the resolver until its __free. */
 struct rep_frame_info {
@@ -375,8 +381,18 @@ struct rep_frame_info {
 
 struct rep_resolver;
 
-/* Symbolizers for capture c (borrowed until __free). NULL + ENOMEM. */
-struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o);
+enum rep_resolve_flags {
+	/* source lines (file, line), which read DWARF: for outputs that print them */
+	REP_RESOLVE_LINES = 1 << 0,
+	/* key user addresses by (process, raw address), not (object, file offset): for callers
+	 * whose result depends on the raw address (the -v address column) */
+	REP_RESOLVE_PER_ADDRESS = 1 << 1,
+};
+
+/* Symbolizers for capture c (borrowed until __free), flags from enum rep_resolve_flags.
+ * NULL + ENOMEM. */
+struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o,
+				       unsigned int flags);
 void rep_resolver__free(struct rep_resolver *r);
 /*
  * Details of address addr of row `row` of interval ri (a kernel or a user frame; is_return: not
@@ -385,6 +401,16 @@ void rep_resolver__free(struct rep_resolver *r);
 int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
 			bool kernel, bool is_return, uint64_t addr,
 			const struct rep_frame_info **out);
+/*
+ * The same lookups for ips[first..first+n) of one stack (ips[0] is the leaf), giving only the
+ * addresses' ids (rep_frame_info.id; a new address gets the next one) in ids[0..n): for callers
+ * that keep their own per-id tables, on the per-frame path. A cached address costs one table
+ * slot, its details are not touched. 0 or -ENOMEM.
+ */
+int rep_resolver__ids(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
+		      bool kernel, const uint64_t *ips, uint32_t first, uint32_t n, uint32_t *ids);
+/* Details of address id (from __ids), lent until the next __ids or __frame call. */
+const struct rep_frame_info *rep_resolver__info(const struct rep_resolver *r, uint32_t id);
 
 /* ---- SQL (sql.c) and pprof (emit_pprof.c) -------------------------------------------------- */
 

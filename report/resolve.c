@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * resolve.c: frame details for the outputs that keep frames apart instead of printing them as
- * text (SQL, pprof): name, offset, object, build-id, source line and inline chain of each raw
- * address. Every distinct (object, file offset, return?) of user space and (kallsyms snapshot,
- * address, return?) of the kernel is symbolized once per capture, the same cache key agg.c uses.
+ * resolve.c: the symbolization cache every output goes through. Each raw address becomes its
+ * details (name, offset, object, build-id, source line and inline chain), symbolized once per
+ * distinct (object, file offset, return?) of user space and (kallsyms snapshot, address, return?)
+ * of the kernel. agg.c turns them into the model's frames; SQL, pprof and stacksnoop read them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,19 +26,21 @@ struct rep_resolver {
 	size_t cap;
 	struct rep_frame_info *frames;
 	uint32_t n, frames_cap;
+	bool per_address;		/* REP_RESOLVE_PER_ADDRESS */
 };
 
-struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o)
+struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o,
+				       unsigned int flags)
 {
-	struct rep_opts with_lines = *o;
+	struct rep_opts so = *o;
 	struct rep_resolver *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
-	/* these outputs have a column for source lines: always look them up */
-	with_lines.lines = true;
+	so.lines = flags & REP_RESOLVE_LINES;
 	r->c = c;
-	r->user = rep_sym_user__new(c, &with_lines);
+	r->per_address = flags & REP_RESOLVE_PER_ADDRESS;
+	r->user = rep_sym_user__new(c, &so);
 	r->kernels = calloc(c->nksyms + 1, sizeof(*r->kernels));
 	if (!r->user || !r->kernels) {
 		rep_resolver__free(r);
@@ -66,8 +68,9 @@ void rep_resolver__free(struct rep_resolver *r)
 	free(r);
 }
 
-static struct slot *find_slot(struct slot *tab, size_t cap, const void *ctx, uint64_t addr,
-			      uint32_t kind)
+/* The slot holding (ctx, addr, kind), or the empty slot where it belongs. */
+static inline struct slot *find_slot(struct slot *tab, size_t cap, const void *ctx, uint64_t addr,
+				     uint32_t kind)
 {
 	size_t mask = cap - 1;
 	size_t i = rep_hash_u64(rep_hash_u64((uintptr_t)ctx, addr), kind) & mask;
@@ -78,13 +81,12 @@ static struct slot *find_slot(struct slot *tab, size_t cap, const void *ctx, uin
 	return &tab[i];
 }
 
+/* Room for one more address: the table stays at most half full. */
 static int grow(struct rep_resolver *r)
 {
 	size_t cap = r->cap ? r->cap * 2 : 4096, i;
 	struct slot *tab;
 
-	if ((r->n + 1) * 2 <= r->cap && r->n < r->frames_cap)
-		return 0;
 	if ((r->n + 1) * 2 > r->cap) {
 		tab = calloc(cap, sizeof(*tab));
 		if (!tab)
@@ -143,36 +145,21 @@ static int fill(struct rep_frame_info *f, const struct sym_result *res, bool ker
 	return 0;
 }
 
-int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
-			bool kernel, bool is_return, uint64_t addr,
-			const struct rep_frame_info **out)
+/* Symbolize a new address into frames[n] and slot s (or the slot growing moved it to). */
+static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const void *key_ctx,
+	       uint64_t key_addr, uint32_t kind, uint64_t addr)
 {
-	const void *ctx, *key_ctx;
-	uint32_t kind = (kernel ? 2 : 0) + is_return;
+	bool kernel = kind >= 2, is_return = kind & 1;
 	struct sym_result res;
-	uint64_t key_addr = addr;
-	struct slot *s;
+	size_t cap = r->cap;
 	int err;
 
-	if (kernel) {
-		ctx = kernel_for(r, ri->ksyms);
-		if (!ctx)
-			return -ENOMEM;
-		key_ctx = ctx;
-	} else {
-		ctx = ri->procs[row];
-		err = sym_user__locate(r->user, ctx, addr, is_return, &key_ctx, &key_addr);
-		if (err)
-			return err;
-	}
 	err = grow(r);
 	if (err)
 		return err;
-	s = find_slot(r->tab, r->cap, key_ctx, key_addr, kind);
-	if (s->id) {
-		*out = &r->frames[s->id - 1];
-		return 0;
-	}
+	if (r->cap != cap)
+		s = find_slot(r->tab, r->cap, key_ctx, key_addr, kind);
+	memset(&res, 0, sizeof(res));
 	if (kernel)
 		sym_kernel__lookup(ctx, is_return && addr ? addr - 1 : addr, &res);
 	else
@@ -184,6 +171,80 @@ int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, u
 		return err;
 	r->frames[r->n].id = r->n;
 	*s = (struct slot){ key_ctx, key_addr, kind, ++r->n };
-	*out = &r->frames[r->n - 1];
 	return 0;
+}
+
+/* The symbolizer context of row `row`'s kernel or user frames: a struct sym_kernel (NULL when
+ * out of memory) or the row's struct cap_process (which may be NULL). */
+static const void *context(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
+			   bool kernel)
+{
+	return kernel ? (const void *)kernel_for(r, ri->ksyms) : (const void *)ri->procs[row];
+}
+
+/* The id of one address: the body of every lookup, inlined into the loop of __ids. */
+static inline int lookup(struct rep_resolver *r, const void *ctx, bool kernel, bool is_return,
+			 uint64_t addr, uint32_t *id)
+{
+	uint32_t kind = (kernel ? 2 : 0) + is_return;
+	const void *key_ctx = ctx;
+	uint64_t key_addr = addr;
+	struct slot *s;
+	int err;
+
+	/* user addresses: shared by every process mapping the object, unless the caller shows
+	 * raw addresses */
+	if (!kernel && !r->per_address) {
+		err = sym_user__locate(r->user, ctx, addr, is_return, &key_ctx, &key_addr);
+		if (err)
+			return err;
+	}
+	/* the table is allocated with the first address */
+	s = r->cap ? find_slot(r->tab, r->cap, key_ctx, key_addr, kind) : NULL;
+	if (s && s->id) {
+		*id = s->id - 1;
+		return 0;
+	}
+	err = add(r, s, ctx, key_ctx, key_addr, kind, addr);
+	*id = r->n - 1;
+	return err;
+}
+
+int rep_resolver__ids(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
+		      bool kernel, const uint64_t *ips, uint32_t first, uint32_t n, uint32_t *ids)
+{
+	const void *ctx = context(r, ri, row, kernel);
+	uint32_t i;
+	int err;
+
+	if (kernel && !ctx)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		/* frames above the leaf are return addresses: the call is the byte before */
+		err = lookup(r, ctx, kernel, first + i > 0, ips[first + i], &ids[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const struct rep_frame_info *rep_resolver__info(const struct rep_resolver *r, uint32_t id)
+{
+	return &r->frames[id];
+}
+
+int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
+			bool kernel, bool is_return, uint64_t addr,
+			const struct rep_frame_info **out)
+{
+	const void *ctx = context(r, ri, row, kernel);
+	uint32_t id;
+	int err;
+
+	if (kernel && !ctx)
+		return -ENOMEM;
+	err = lookup(r, ctx, kernel, is_return, addr, &id);
+	if (!err)
+		*out = &r->frames[id];
+	return err;
 }

@@ -148,6 +148,10 @@ struct loader {
 	uint32_t nprocs, procs_cap;
 	int64_t next_process;
 	int64_t proc_base;	/* processes.id of this capture's first record - 1 */
+	/* wall time = CLOCK_MONOTONIC time + wall_offset, when has_clock (the meta clock pair,
+	 * looked up once per capture rather than once per event row) */
+	bool has_clock;
+	int64_t wall_offset;
 	/* "build-id-hex path" -> objects.id - 1, over every capture */
 	struct rep_strtab objects;
 	int64_t kernel_object;
@@ -204,24 +208,11 @@ static void bind_meta_int(sqlite3_stmt *s, int i, const struct rep_capture *c, c
 		sqlite3_bind_int64(s, i, v);
 }
 
-static void bind_wall(sqlite3_stmt *s, int i, const struct rep_capture *c, uint64_t mono)
+static void bind_wall(const struct loader *l, sqlite3_stmt *s, int i, uint64_t mono)
 {
-	int64_t wall;
-
-	if (rep_capture_wall_ns(c, mono, &wall))
-		sqlite3_bind_int64(s, i, wall);
-}
-
-static void hex(char *out, const uint8_t *b, uint32_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = 0;
+	/* unsigned arithmetic, as rep_capture_wall_ns(): hostile values wrap */
+	if (l->has_clock)
+		sqlite3_bind_int64(s, i, (int64_t)((uint64_t)l->wall_offset + mono));
 }
 
 /* ---- captures, processes, objects ------------------------------------------------------------ */
@@ -259,7 +250,7 @@ static int put_capture(struct loader *l, const char *name)
 	bind_meta_int(s, 6, c, "ncpus");
 	bind_text(s, 7, meta(c, "mode") ? meta(c, "mode") : "count");	/* format.md 4.1 */
 	if (has_start)
-		bind_wall(s, 8, c, start);
+		bind_wall(l, s, 8, start);
 	if (has_start && has_end)
 		sqlite3_bind_int64(s, 9, end - start);
 	sqlite3_bind_int64(s, 10, c->meta ? c->meta->nprobes : 0);
@@ -304,7 +295,7 @@ static int object_id(struct loader *l, const uint8_t *bid, uint32_t bid_len, con
 
 	if (bid_len > CAP_BUILD_ID_MAX)
 		bid_len = CAP_BUILD_ID_MAX;
-	hex(hexid, bid, bid ? bid_len : 0);
+	sym_hex(bid, bid ? bid_len : 0, hexid);
 	snprintf(l->key, sizeof(l->key), "%s %s", hexid, path ? path : "");
 	v = rep_strtab__intern(&l->objects, l->key);
 	if (v < 0)
@@ -347,6 +338,8 @@ static int put_process(struct loader *l, const struct cap_process *p)
 	uint32_t i;
 	int err;
 
+	if (rep_htab__find(&l->proc_index, h, proc_eq, &key, &i))
+		return 0;
 	if (l->nprocs == l->procs_cap) {
 		uint32_t cap = l->procs_cap ? l->procs_cap * 2 : 64;
 		const struct cap_process **v = realloc(l->procs, cap * sizeof(*v));
@@ -356,8 +349,6 @@ static int put_process(struct loader *l, const struct cap_process *p)
 		l->procs = v;
 		l->procs_cap = cap;
 	}
-	if (rep_htab__find(&l->proc_index, h, proc_eq, &key, &i))
-		return 0;
 	if (rep_htab__insert(&l->proc_index, h, l->nprocs))
 		return -ENOMEM;
 	l->procs[l->nprocs++] = p;
@@ -647,7 +638,7 @@ static int put_sample(struct loader *l, const struct rep_interval *ri, uint32_t 
 	sqlite3_bind_int(s, 12, !!(row->flags & CAP_ROW_F_USTACK_LOST));
 	bind_u64(s, 13, row->count);
 	if (ri->events) {
-		bind_wall(s, 14, l->c, row->ts_ns);
+		bind_wall(l, s, 14, row->ts_ns);
 		sqlite3_bind_int64(s, 15, row->cpu);
 	}
 	return step(l, ST_SAMPLE);
@@ -668,8 +659,8 @@ static int put_intervals(struct loader *l)
 			count += ri->iv->rows[r].count;
 		sqlite3_bind_int64(s, 1, l->capture);
 		sqlite3_bind_int64(s, 2, ri->iv->seq);
-		bind_wall(s, 3, c, ri->iv->start_ns);
-		bind_wall(s, 4, c, ri->iv->end_ns);
+		bind_wall(l, s, 3, ri->iv->start_ns);
+		bind_wall(l, s, 4, ri->iv->end_ns);
 		sqlite3_bind_int(s, 5, ri->events);
 		sqlite3_bind_int64(s, 6, ri->iv->nrows);
 		bind_u64(s, 7, count);
@@ -682,6 +673,21 @@ static int put_intervals(struct loader *l)
 	return 0;
 }
 
+/* One losses row (none for a zero count); cpu < 0: not per CPU (NULL). */
+static int put_loss(struct loader *l, uint32_t kind, int64_t cpu, uint64_t count)
+{
+	sqlite3_stmt *s = l->st[ST_LOSS];
+
+	if (!count)
+		return 0;
+	sqlite3_bind_int64(s, 1, l->capture);
+	bind_text(s, 3, cap_loss_name(kind));
+	if (cpu >= 0)
+		sqlite3_bind_int64(s, 4, cpu);
+	bind_u64(s, 5, count);
+	return step(l, ST_LOSS);
+}
+
 /* load.c sums the LOSSES records of a capture, so losses carry no interval (NULL) */
 static int put_losses(struct loader *l)
 {
@@ -689,27 +695,10 @@ static int put_losses(struct loader *l)
 	uint32_t i;
 	int err = 0;
 
-	for (i = 0; !err && i < CAP_LOSS__COUNT; i++) {
-		sqlite3_stmt *s = l->st[ST_LOSS];
-
-		if (!c->losses[i])
-			continue;
-		sqlite3_bind_int64(s, 1, l->capture);
-		bind_text(s, 3, cap_loss_name(i));
-		bind_u64(s, 5, c->losses[i]);
-		err = step(l, ST_LOSS);
-	}
-	for (i = 0; !err && i < c->ncpus; i++) {
-		sqlite3_stmt *s = l->st[ST_LOSS];
-
-		if (!c->cpu_dropped[i])
-			continue;
-		sqlite3_bind_int64(s, 1, l->capture);
-		bind_text(s, 3, cap_loss_name(CAP_LOSS_EVENTS_DROPPED));
-		sqlite3_bind_int64(s, 4, i);
-		bind_u64(s, 5, c->cpu_dropped[i]);
-		err = step(l, ST_LOSS);
-	}
+	for (i = 0; !err && i < CAP_LOSS__COUNT; i++)
+		err = put_loss(l, i, -1, c->losses[i]);
+	for (i = 0; !err && i < c->ncpus; i++)
+		err = put_loss(l, CAP_LOSS_EVENTS_DROPPED, i, c->cpu_dropped[i]);
 	return err;
 }
 
@@ -748,7 +737,8 @@ static int load_capture(struct loader *l, const struct rep_capture *c, const cha
 	l->c = c;
 	l->capture++;
 	l->proc_base = l->next_process;
-	l->res = rep_resolver__new(c, l->o);
+	l->has_clock = rep_capture_wall_ns(c, 0, &l->wall_offset);
+	l->res = rep_resolver__new(c, l->o, REP_RESOLVE_LINES);
 	if (!l->res)
 		return -ENOMEM;
 	err = put_capture(l, name);

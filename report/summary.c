@@ -43,41 +43,14 @@ static const char *end_text(const struct rep_capture *c)
 	}
 }
 
-static bool first_start(const struct rep_capture *c, uint64_t *ns)
-{
-	int64_t v;
-
-	if (rep_capture_meta_i64(c, "start.mono_ns", &v)) {
-		*ns = v;
-		return true;
-	}
-	if (c->nintervals) {
-		*ns = c->intervals[0].iv->start_ns;
-		return true;
-	}
-	return false;
-}
-
-static bool last_end(const struct rep_capture *c, uint64_t *ns)
-{
-	if (c->has_end) {
-		*ns = c->end.end_ns;
-		return true;
-	}
-	if (c->nintervals) {
-		*ns = c->intervals[c->nintervals - 1].iv->end_ns;
-		return true;
-	}
-	return false;
-}
-
 static void print_recorded(FILE *out, const struct rep_capture *c)
 {
-	uint64_t start, end;
+	int64_t start = 0, wall;
+	bool has_start = rep_capture_start_ns(c, &start);
 	char when[64] = "?";
-	int64_t wall;
+	uint64_t end;
 
-	if (first_start(c, &start) && rep_capture_wall_ns(c, start, &wall)) {
+	if (has_start && rep_capture_wall_ns(c, start, &wall)) {
 		time_t t = wall / 1000000000;
 		struct tm tm;
 
@@ -86,8 +59,8 @@ static void print_recorded(FILE *out, const struct rep_capture *c)
 			snprintf(when, sizeof(when), "?");
 	}
 	fprintf(out, "# recorded: %s, duration: ", when);
-	if (first_start(c, &start) && last_end(c, &end) && end >= start)
-		fprintf(out, "%.3f s", (double)(end - start) / 1e9);
+	if (has_start && rep_capture_end_ns(c, &end) && end >= (uint64_t)start)
+		fprintf(out, "%.3f s", (double)(end - (uint64_t)start) / 1e9);
 	else
 		fputs("?", out);
 	fprintf(out, ", intervals: %" PRIu32 "\n", c->nintervals);
@@ -106,14 +79,6 @@ static uint64_t probe_events(const struct rep_capture *c, uint32_t id)
 				sum += iv->rows[j].count;
 	}
 	return sum;
-}
-
-/* meta weight=us: an off-CPU capture, whose row counts are microseconds (stkrec --offcpu). */
-static bool weight_is_us(const struct rep_capture *c)
-{
-	const char *w = c->meta ? cap_meta_get(c->meta, "weight") : NULL;
-
-	return w && !strcmp(w, "us");
 }
 
 /* Kernel functions: meta probe.N.mechanism and probe.N.skipped (stkrec's record/meta.c). */
@@ -136,14 +101,14 @@ static void print_probes(FILE *out, const struct rep_capture *c)
 	uint32_t n = c->meta ? c->meta->nprobes : 0, i;
 
 	fprintf(out, "# mode: %s, probes: %" PRIu32 "\n",
-		weight_is_us(c) ? "offcpu" : rep_capture_is_profile(c) ? "profile" :
+		rep_capture_weight_us(c) ? "offcpu" : rep_capture_is_profile(c) ? "profile" :
 		c->has_events ? "snoop" : "count", n);
 	for (i = 0; i < n; i++) {
 		const struct cap_probe *p = &c->meta->probes[i];
 
 		fprintf(out, "# probe %" PRIu32 ": %s (%s, %" PRIu32 " attached): %" PRIu64
 			" %s\n", p->id, p->spec ? p->spec : "?", cap_probe_kind_name(p->kind),
-			p->nattached, probe_events(c, p->id), weight_is_us(c) ? "us" : "events");
+			p->nattached, probe_events(c, p->id), rep_capture_weight_us(c) ? "us" : "events");
 		print_kfunc_mechanism(out, c, p->id);
 	}
 }
@@ -197,7 +162,7 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		meta(c, "kernel"), meta(c, "arch"), meta(c, "ncpus"));
 	print_recorded(out, c);
 	print_probes(out, c);
-	if (weight_is_us(c))	/* --offcpu: counts are microseconds blocked */
+	if (rep_capture_weight_us(c))	/* --offcpu: counts are microseconds blocked */
 		fprintf(out, "# total off-CPU time: %" PRIu64 " us\n", c->events);
 	else
 		fprintf(out, "# events: %" PRIu64 "\n", c->events);

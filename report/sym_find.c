@@ -73,14 +73,6 @@ void sym_hex(const uint8_t *id, uint32_t len, char *hex)
 	hex[2 * len] = 0;
 }
 
-static bool build_id_matches(const struct sym_elf *e, const struct sym_want *w)
-{
-	/* without a recorded build-id nothing proves the file is the one that ran: accept only a
-	 * file that has none either */
-	return e->build_id_len == w->build_id_len &&
-	       !memcmp(e->build_id, w->build_id, w->build_id_len);
-}
-
 /* Open one candidate: SYM_OK (*out set), SYM_R_NOT_FOUND or SYM_R_BUILD_ID. */
 static enum sym_reason try_file(const char *file, const struct sym_want *w, struct sym_elf **out)
 {
@@ -88,7 +80,7 @@ static enum sym_reason try_file(const char *file, const struct sym_want *w, stru
 
 	if (!e)
 		return SYM_R_NOT_FOUND;
-	if (!build_id_matches(e, w)) {
+	if (!sym_elf__build_id_is(e, w->build_id, w->build_id_len)) {
 		sym_elf__close(e);
 		return SYM_R_BUILD_ID;
 	}

@@ -49,9 +49,6 @@ enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *
 int sym_finder__debug(struct sym_finder *f, const struct sym_want *w, bool need_dwarf,
 		      struct sym_elf **out, char **found_path);
 
-/* Lower-case hex of a build-id into hex (2 * len + 1 bytes). */
-void sym_hex(const uint8_t *id, uint32_t len, char *hex);
-
 /* ---- symbolize.c: ELF reading also used by sym_find.c ---------------------------------- */
 
 /*
@@ -59,6 +56,11 @@ void sym_hex(const uint8_t *id, uint32_t len, char *hex);
  * NULL + errno (ENOEXEC, ENOMEM).
  */
 struct sym_elf *sym_elf__open_mem(const void *buf, size_t len);
+/*
+ * Whether e carries exactly the build-id id. Without one (len 0) nothing proves a file is the
+ * one that ran: only a file that has none either matches.
+ */
+bool sym_elf__build_id_is(const struct sym_elf *e, const uint8_t *id, uint32_t len);
 
 /* ---- sym_dwarf.c: source lines and inlined functions ----------------------------------- */
 

@@ -539,6 +539,11 @@ struct sym_elf *sym_elf__open_mem(const void *buf, size_t len)
 	return e;
 }
 
+bool sym_elf__build_id_is(const struct sym_elf *e, const uint8_t *id, uint32_t len)
+{
+	return e->build_id_len == len && !memcmp(e->build_id, id, len);
+}
+
 void sym_elf__close(struct sym_elf *e)
 {
 	if (!e)
@@ -556,6 +561,7 @@ void sym_elf__close(struct sym_elf *e)
 
 /* One (path, build-id) pair, opened once. */
 struct dso {
+	uint32_t idx;			/* in sym_user.dsos; sym_user__locate's token is idx + 1 */
 	char *path;
 	uint32_t build_id_len;
 	uint8_t build_id[CAP_BUILD_ID_MAX];
@@ -579,14 +585,15 @@ struct sym_user {
 	const struct cap_object **objs;	/* a copy of o.objects: index_embedded() swaps entries */
 	struct sym_finder *finder;	/* NULL when files are off limits */
 	struct sym_jit *jit;
-	struct dso *dsos;
+	/* each dso allocated on its own: results lend d->build_id, which must not move */
+	struct dso **dsos;
 	uint32_t n, cap;
 	struct rep_htab index;		/* (path, build-id) -> dso */
 	struct rep_htab emb_index;	/* build-id -> embedded object (index into o.objects) */
 	/* mapping record -> dso, so a frame costs a pointer hash, not a path hash */
 	struct rep_htab map_index;
 	const struct cap_mapping **map_keys;
-	uint32_t *map_dso;
+	struct dso **map_dso;
 	uint32_t nmaps, maps_cap;
 	struct rep_strtab names;	/* demangled names */
 	struct sym_inline inl[MAX_INLINE];	/* the last lookup's inline chain */
@@ -694,7 +701,7 @@ void sym_user__free(struct sym_user *u)
 	if (!u)
 		return;
 	for (i = 0; i < u->n; i++) {
-		struct dso *d = &u->dsos[i];
+		struct dso *d = u->dsos[i];
 
 		sym_elf__close(d->elf);
 		sym_dwarf__close(d->dw);
@@ -703,6 +710,7 @@ void sym_user__free(struct sym_user *u)
 		free(d->debuglink);
 		free(d->dwarf_file);
 		free(d->dem);
+		free(d);
 	}
 	free(u->dsos);
 	rep_htab__clear(&u->index);
@@ -725,7 +733,7 @@ struct dso_key {
 static bool dso_eq(const void *ctx, uint32_t val)
 {
 	const struct dso_key *k = ctx;
-	const struct dso *d = &k->u->dsos[val];
+	const struct dso *d = k->u->dsos[val];
 
 	return d->build_id_len == bid_len(k->m) &&
 	       !memcmp(d->build_id, k->m->build_id, d->build_id_len) &&
@@ -795,8 +803,7 @@ static enum sym_reason open_embedded(struct dso *d, const struct cap_object *o)
 			return SYM_R_NOT_FOUND;
 		/* a content-hash key cannot be checked against the bytes; a GNU build-id can */
 		if (!(o->flags & CAP_OBJ_F_PSEUDO_ID) &&
-		    (d->elf->build_id_len != d->build_id_len ||
-		     memcmp(d->elf->build_id, d->build_id, d->build_id_len))) {
+		    !sym_elf__build_id_is(d->elf, d->build_id, d->build_id_len)) {
 			sym_elf__close(d->elf);
 			d->elf = NULL;
 			return SYM_R_BUILD_ID;
@@ -834,6 +841,16 @@ static void take_symbols(struct sym_elf *e, struct sym_elf *dbg)
 	dbg->nsyms = 0;
 }
 
+/* Keep file (taken) as the place to read d's DWARF from, when e, opened from it, has DWARF and
+ * no such file is known yet. */
+static void keep_dwarf_file(struct dso *d, const struct sym_elf *e, char *file)
+{
+	if (e && e->has_dwarf && !d->dwarf_file)
+		d->dwarf_file = file;
+	else
+		free(file);
+}
+
 static void find_debug_symbols(struct sym_user *u, struct dso *d)
 {
 	struct sym_elf *dbg = NULL;
@@ -847,14 +864,10 @@ static void find_debug_symbols(struct sym_user *u, struct dso *d)
 	want_of(d, &w);
 	if (sym_finder__debug(u->finder, &w, u->o.lines || u->o.inlines, &dbg, &file))
 		return;
-	if (dbg->has_dwarf && !d->dwarf_file) {
-		d->dwarf_file = file;
-		file = NULL;
-	}
+	keep_dwarf_file(d, dbg, file);
 	if (dbg->full_symtab)
 		take_symbols(d->elf, dbg);
 	sym_elf__close(dbg);
-	free(file);
 }
 
 static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping *m)
@@ -869,19 +882,13 @@ static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping
 		r = sym_finder__object(u->finder, &(struct sym_want){
 			.path = d->path, .build_id = d->build_id, .build_id_len = d->build_id_len },
 			&d->elf, &file);
-		if (r == SYM_OK) {
-			if (d->elf->debuglink) {
-				free(d->debuglink);
-				d->debuglink = strdup(d->elf->debuglink);
-				d->debuglink_crc = d->elf->debuglink_crc;
-				d->has_crc = true;
-			}
-			if (d->elf->has_dwarf) {
-				d->dwarf_file = file;
-				file = NULL;
-			}
+		if (r == SYM_OK && d->elf->debuglink) {
+			free(d->debuglink);
+			d->debuglink = strdup(d->elf->debuglink);
+			d->debuglink_crc = d->elf->debuglink_crc;
+			d->has_crc = true;
 		}
-		free(file);
+		keep_dwarf_file(d, d->elf, file);
 	}
 	/* a stripped object (only .dynsym: local functions unnamed): a separate debug file of the
 	 * same build may have the full .symtab */
@@ -902,25 +909,27 @@ static struct dso *get_dso(struct sym_user *u, const struct cap_mapping *m)
 	uint32_t id;
 
 	if (rep_htab__find(&u->index, h, dso_eq, &key, &id))
-		return &u->dsos[id];
+		return u->dsos[id];
 	if (u->n == u->cap) {
 		uint32_t cap = u->cap ? u->cap * 2 : 16;
-		struct dso *dsos = realloc(u->dsos, cap * sizeof(*dsos));
+		struct dso **dsos = realloc(u->dsos, cap * sizeof(*dsos));
 
 		if (!dsos)
 			return NULL;
 		u->dsos = dsos;
 		u->cap = cap;
 	}
-	d = &u->dsos[u->n];
-	memset(d, 0, sizeof(*d));
-	d->path = strdup(m->path);
-	if (!d->path)
+	d = calloc(1, sizeof(*d));
+	if (!d)
 		return NULL;
-	if (rep_htab__insert(&u->index, h, u->n)) {
+	d->path = strdup(m->path);
+	if (!d->path || rep_htab__insert(&u->index, h, u->n)) {
 		free(d->path);
+		free(d);
 		return NULL;
 	}
+	d->idx = u->n;
+	u->dsos[u->n] = d;
 	d->build_id_len = len;
 	memcpy(d->build_id, m->build_id, len);
 	slash = strrchr(d->path, '/');
@@ -1024,27 +1033,18 @@ static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
 		}
 		return d->dw;
 	}
+	want_of(d, &w);
 	if (!d->dwarf_file && d->files && d->emb) {
 		/* the symbols came from the capture: the object file itself, if this host has the
-		 * same build, may carry DWARF */
-		want_of(d, &w);
-		if (sym_finder__object(u->finder, &w, &dbg, &file) == SYM_OK && dbg->has_dwarf) {
-			d->dwarf_file = file;
-			file = NULL;
-		}
+		 * same build, may carry DWARF (on failure dbg and file stay NULL) */
+		sym_finder__object(u->finder, &w, &dbg, &file);
+		keep_dwarf_file(d, dbg, file);
 		sym_elf__close(dbg);
-		free(file);
-		dbg = NULL;
-		file = NULL;
 	}
 	if (!d->dwarf_file && d->files) {
-		want_of(d, &w);
-		if (!sym_finder__debug(u->finder, &w, true, &dbg, &file) && dbg->has_dwarf) {
-			d->dwarf_file = file;
-			file = NULL;
-		}
+		sym_finder__debug(u->finder, &w, true, &dbg, &file);
+		keep_dwarf_file(d, dbg, file);
 		sym_elf__close(dbg);
-		free(file);
 	}
 	if (d->dwarf_file)
 		d->dw = sym_dwarf__open(d->dwarf_file);
@@ -1163,8 +1163,8 @@ static bool map_eq(const void *ctx, uint32_t val)
 	return k->u->map_keys[val] == k->m;
 }
 
-/* Index of m's dso, through the mapping cache. Returns the index or -ENOMEM. */
-static int64_t dso_index(struct sym_user *u, const struct cap_mapping *m)
+/* m's dso, through the mapping cache. NULL when out of memory. */
+static struct dso *mapping_dso(struct sym_user *u, const struct cap_mapping *m)
 {
 	struct map_key key = { u, m };
 	uint64_t h = rep_hash_u64(0, (uintptr_t)m);
@@ -1176,23 +1176,23 @@ static int64_t dso_index(struct sym_user *u, const struct cap_mapping *m)
 	if (u->nmaps == u->maps_cap) {
 		uint32_t cap = u->maps_cap ? u->maps_cap * 2 : 64;
 		const struct cap_mapping **keys = realloc(u->map_keys, cap * sizeof(*keys));
-		uint32_t *dsos;
+		struct dso **dsos;
 
 		if (!keys)
-			return -ENOMEM;
+			return NULL;
 		u->map_keys = keys;
 		dsos = realloc(u->map_dso, cap * sizeof(*dsos));
 		if (!dsos)
-			return -ENOMEM;
+			return NULL;
 		u->map_dso = dsos;
 		u->maps_cap = cap;
 	}
 	d = get_dso(u, m);
 	if (!d || rep_htab__insert(&u->map_index, h, u->nmaps))
-		return -ENOMEM;
+		return NULL;
 	u->map_keys[u->nmaps] = m;
-	u->map_dso[u->nmaps] = d - u->dsos;
-	return u->map_dso[u->nmaps++];
+	u->map_dso[u->nmaps++] = d;
+	return d;
 }
 
 /* Stable stand-ins for "no object" outcomes, distinct from any dso token. */
@@ -1204,7 +1204,7 @@ int sym_user__locate(struct sym_user *u, const struct cap_process *proc, uint64_
 	uint64_t look = is_return && addr ? addr - 1 : addr;
 	const struct cap_mapping *m;
 	const struct sym_jit_proc *jp;
-	int64_t idx;
+	struct dso *d;
 
 	*off = 0;
 	if (!proc || (proc->flags & CAP_PROC_F_NO_MAPS)) {
@@ -1228,10 +1228,10 @@ int sym_user__locate(struct sym_user *u, const struct cap_process *proc, uint64_
 		*obj = special_module(m);
 		return 0;
 	}
-	idx = dso_index(u, m);
-	if (idx < 0)
-		return idx;
+	d = mapping_dso(u, m);
+	if (!d)
+		return -ENOMEM;
 	/* small integers: never the address of a string or of no_object[] */
-	*obj = (const void *)(uintptr_t)(idx + 1);
+	*obj = (const void *)(uintptr_t)(d->idx + 1);
 	return 0;
 }

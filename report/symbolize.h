@@ -40,6 +40,9 @@ enum sym_reason {
 /* Short human name of a reason ("build-id mismatch"), never NULL. */
 const char *sym_reason_name(unsigned int reason);
 
+/* Lower-case hex of a build-id into hex (2 * len + 1 bytes). */
+void sym_hex(const uint8_t *id, uint32_t len, char *hex);
+
 /* A function inlined at an address (libdw), with the source location inside it. */
 struct sym_inline {
 	const char *name;	/* demangled unless told otherwise */
@@ -48,8 +51,8 @@ struct sym_inline {
 };
 
 /*
- * Result of one lookup. Strings are lent by the symbolizer until its __free; the inl array until
- * the next lookup.
+ * Result of one lookup. Strings and build_id are lent by the symbolizer until its __free; the inl
+ * array until the next lookup.
  */
 struct sym_result {
 	enum sym_reason reason;

@@ -24,6 +24,6 @@ check_true ct.ns_path_flag "the mapping of $inner flagged NS_PATH (0x8), got '$f
 rm -rf "$tmp/ctr"	# no copy of the binary left anywhere
 folded ct "$tmp/ct.stk" -U
 check_eq ct.report_exit 0 $? "$tmp/ct.rerr"
-check_eq ct.chain "$n" "$(sum_folded "$tmp/ct.rep" ';main;(wl_main \(inlined\);)?wl_outer;wl_middle;wl_target ')" \
+check_eq ct.chain "$n" "$(sum_folded "$tmp/ct.rep" ';main;wl_outer;wl_middle;wl_target ')" \
 	"$tmp/ct.rep"
 e2e_done

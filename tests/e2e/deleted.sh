@@ -16,8 +16,7 @@ wl_bg del "$tmp/del/wl_del" -v -w "$n"
 rec_bg del -q -p "$WL_PID" -o "$tmp/del.stk" "$tmp/del/wl_del:wl_target"
 rec_ready del || not_ok del.ready "stkrec did not start: $(head -1 "$tmp/del.err")"
 rm -f "$tmp/del/wl_del"
-kill -USR1 "$WL_PID"
-wait "$WL_JOB"
+wl_release
 sleep 1.2
 rec_signal INT "$REC_PID"
 rec_wait "$REC_PID"
@@ -29,7 +28,7 @@ check_true del.embedded_whole "wl_del embedded whole (data=N > 0)" \
 	grep -qE '^object .*path=.*/wl_del .*data=[1-9]' <<<"$dump"
 folded del "$tmp/del.stk" -U
 check_eq del.report_exit 0 $? "$tmp/del.rerr"
-check_eq del.chain "$n" "$(sum_folded "$tmp/del.rep" ';main;(wl_main \(inlined\);)?wl_outer;wl_middle;wl_target ')" \
+check_eq del.chain "$n" "$(sum_folded "$tmp/del.rep" ';main;wl_outer;wl_middle;wl_target ')" \
 	"$tmp/del.rep"
 
 # Replaced: renamed over by another program while it runs (maps say " (deleted)" too).
@@ -40,14 +39,13 @@ rec_bg rep -q -p "$WL_PID" -o "$tmp/rep.stk" "$tmp/rep/wl_rep:wl_target"
 rec_ready rep || not_ok rep.ready "stkrec did not start: $(head -1 "$tmp/rep.err")"
 cp "$WL/wl_syscall" "$tmp/rep/wl_rep.new"
 mv -f "$tmp/rep/wl_rep.new" "$tmp/rep/wl_rep"
-kill -USR1 "$WL_PID"
-wait "$WL_JOB"
+wl_release
 sleep 1.2
 rec_signal INT "$REC_PID"
 rec_wait "$REC_PID"
 check_eq rep.exit 0 $? "$tmp/rep.err"
 folded rep "$tmp/rep.stk" -U
 check_eq rep.report_exit 0 $? "$tmp/rep.rerr"
-check_eq rep.chain "$n" "$(sum_folded "$tmp/rep.rep" ';main;(wl_main \(inlined\);)?wl_outer;wl_middle;wl_target ')" \
+check_eq rep.chain "$n" "$(sum_folded "$tmp/rep.rep" ';main;wl_outer;wl_middle;wl_target ')" \
 	"$tmp/rep.rep"
 e2e_done

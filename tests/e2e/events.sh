@@ -27,8 +27,7 @@ check_true events.page_faults.banner "'Sampling at 1 events of all threads ... o
 wl_bg pfp "$WL/wl_faults" -w -v -b 3 -d 100 300
 rec_bg pfp -q -e page-faults -c 1 -p "$WL_PID" -o "$tmp/pfp.stk"
 if rec_ready pfp; then
-	kill -USR1 "$WL_PID"
-	wait "$WL_JOB"
+	wl_release
 	sleep 0.2
 fi
 rec_signal INT "$REC_PID"

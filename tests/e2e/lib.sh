@@ -121,11 +121,16 @@ rec_wait() {
 	wait "$1" 2>/dev/null
 }
 
-# timeout(1) runs stkrec as its child: signal stkrec itself, not timeout.
-rec_signal() { # SIG TIMEOUT_PID
+# rec_child TIMEOUT_PID: the pid of stkrec itself: timeout(1) runs it as its child.
+rec_child() {
 	local child
-	child=$(pgrep -P "$2" | head -1)
-	kill -"$1" "${child:-$2}"
+	child=$(pgrep -P "$1" | head -1)
+	echo "${child:-$1}"
+}
+
+# rec_signal SIG TIMEOUT_PID: signal stkrec itself, not timeout.
+rec_signal() {
+	kill -"$1" "$(rec_child "$2")"
 }
 
 # wait_for FILE REGEX SECS: until a line of FILE matches (returns 1 on timeout).
@@ -149,6 +154,12 @@ wl_bg() {
 	e2e_bg+=("$WL_JOB")
 	wait_for "$tmp/$name.wl" '^pid ' 5
 	WL_PID=$(awk '/^pid /{ print $2 }' "$tmp/$name.wl")
+}
+
+# wl_release: let the workload of wl_bg go (SIGUSR1) and wait until it has fired every event.
+wl_release() {
+	kill -USR1 "$WL_PID"
+	wait "$WL_JOB"
 }
 
 # report NAME CAPTURE ARGS...: stkreport ARGS CAPTURE; stdout to $tmp/NAME.rep, stderr to

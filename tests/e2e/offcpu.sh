@@ -46,8 +46,7 @@ check_true offcpu.summary.no_events "no '# events:' line for a capture weighted 
 wl_bg pid "$WL/wl_sleep" -w -v 10
 rec_bg pid --offcpu -q -p "$WL_PID" -o "$tmp/pid.stk"
 if rec_ready pid; then
-	kill -USR1 "$WL_PID"
-	wait "$WL_JOB"
+	wl_release
 	sleep 0.1
 fi
 rec_signal INT "$REC_PID"
@@ -84,8 +83,7 @@ check_true offcpu.bounds.min "no row under 40000 us with --min-block 40000" \
 wl_bg sys "$WL/wl_sleep" -v -w 40
 rec_bg sys --offcpu -q -i 1 -o "$tmp/sys.stk"
 if rec_ready sys; then
-	kill -USR1 "$WL_PID"
-	wait "$WL_JOB"
+	wl_release
 	sleep 0.1
 fi
 rec_signal INT "$REC_PID"

@@ -12,10 +12,6 @@ tp=t:syscalls:sys_enter_getppid
 start_workload() {
 	wl_bg "$1.wl" "$WL/wl_syscall" -w -v "$2"
 }
-release_workload() {
-	kill -USR1 "$WL_PID"
-	wait "$WL_JOB"
-}
 
 # signal_case NAME SIG: recording with -i 1, a workload completes, SIG 1.5 s later (in the
 # middle of an interval).
@@ -28,7 +24,7 @@ signal_case() {
 		show "$tmp/$name.err"
 		return
 	fi
-	release_workload
+	wl_release
 	sleep 1.5
 	rec_signal "$sig" "$REC_PID"
 	rec_wait "$REC_PID"
@@ -54,7 +50,7 @@ n=9000
 start_workload kill "$n"
 rec_bg kill -q -i 1 -p "$WL_PID" -o "$tmp/kill.stk" "$tp"
 if rec_ready kill; then
-	release_workload
+	wl_release
 	sleep 2.5
 	rec_signal KILL "$REC_PID"
 	rec_wait "$REC_PID"

@@ -19,7 +19,7 @@ check_eq leaf.exit 0 $? "$tmp/leaf.err"
 folded leaf "$tmp/leaf.stk" -U
 check_eq leaf.report_exit 0 $? "$tmp/leaf.rerr"
 check_eq leaf.count "$n" "$(sum_folded "$tmp/leaf.rep")" "$tmp/leaf.rep"
-check_eq leaf.chain "$n" "$(sum_folded "$tmp/leaf.rep" ';main;(wl_main \(inlined\);)?leaf_a;leaf_b;leaf_target ')" \
+check_eq leaf.chain "$n" "$(sum_folded "$tmp/leaf.rep" ';main;leaf_a;leaf_b;leaf_target ')" \
 	"$tmp/leaf.rep"
 # Exactly once each: no stack names one of them twice (a caller added twice) or misses one.
 once=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); split(line, f, ";")

@@ -36,8 +36,7 @@ check_eq usdt.semaphore.count "$n" "$(sum_folded "$tmp/uss.rep" "$(chain wl_tick
 wl_bg ussp "$sbin" -w -v "$n"
 rec_bg ussp -q -p "$WL_PID" -o "$tmp/ussp.stk" "u:$sbin:tick_sem"
 if rec_ready ussp; then
-	kill -USR1 "$WL_PID"
-	wait "$WL_JOB"
+	wl_release
 	sleep 0.3
 	rec_signal INT "$REC_PID"
 	rec_wait "$REC_PID"

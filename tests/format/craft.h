@@ -73,6 +73,11 @@ struct craft_payload {
 	size_t len;
 };
 
+static inline void pl_reset(struct craft_payload *p)
+{
+	p->len = 0;
+}
+
 static inline struct craft_payload *pl_u32(struct craft_payload *p, uint32_t v)
 {
 	craft_le(p->buf + p->len, v, 4);

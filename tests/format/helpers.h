@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * helpers.h: shared by the tests/format programs: temporary files, reading a whole file, exact
- * comparison of records (every field, every byte of every string).
+ * comparison of records (every field, every byte of every string), decoding crafted payloads.
  */
 #ifndef STK_TESTS_FORMAT_HELPERS_H
 #define STK_TESTS_FORMAT_HELPERS_H
@@ -14,6 +14,7 @@
 
 #include "stk/capture.h"
 #include "../test.h"
+#include "craft.h"
 
 /* A fresh directory under $TMPDIR (or /tmp); removed by the program with rm_tree(). */
 static inline char *tmp_dir(void)
@@ -276,6 +277,21 @@ static inline bool record_eq(const struct cap_record *a, const struct cap_record
 	if (d)
 		snprintf(why, whylen, "%s", d);
 	return !d;
+}
+
+/*
+ * Decode payload p as a chunk of type: want 0 and a record, or the error want and no record
+ * (format.md 4 decoder rules).
+ */
+static inline void expect_decode(const struct craft_payload *p, const char *name, uint16_t type,
+				 int want)
+{
+	struct cap_chunk ch = { .type = type, .len = (uint32_t)p->len, .data = p->buf };
+	struct cap_record *rec = NULL;
+	int ret = cap_record__decode(&ch, &rec);
+
+	T_CHECK(name, ret == want && (ret ? !rec : !!rec), "expected %d, got %d", want, ret);
+	cap_record__free(rec);
 }
 
 /*

@@ -224,25 +224,10 @@ static void test_writer_refusals(void)
 
 /* ---- decoder rules on hand-made payloads ---- */
 
-static void reset(void)
-{
-	p.len = 0;
-}
-
-static void expect(const char *name, uint16_t type, int want)
-{
-	struct cap_chunk ch = { .type = type, .len = (uint32_t)p.len, .data = p.buf };
-	struct cap_record *rec = NULL;
-	int ret = cap_record__decode(&ch, &rec);
-
-	T_CHECK(name, ret == want && (ret ? !rec : !!rec), "expected %d, got %d", want, ret);
-	cap_record__free(rec);
-}
-
 /* An EVENTS payload with no stacks and one row on cpu, followed by extra rows' worth of bytes. */
 static void events_one_row(uint32_t nrows, uint32_t cpu)
 {
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u64(pl_u64(pl_u32(&p, 1), 10), 20), 0);	/* seq, start, end, nkstacks */
 	pl_u32(pl_u32(&p, 0), nrows);				/* nustacks, nrows */
 	pl_u32(pl_u32(pl_u32(pl_u32(&p, 0), 5), 6), 0);		/* probe, pid, tid, flags */
@@ -266,26 +251,26 @@ static void test_events(void)
 	cap_record__free(rec);
 
 	events_one_row(1, CAP_MAX_CPUS);
-	expect("events cpu 4096: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
+	expect_decode(&p, "events cpu 4096: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
 	events_one_row(1, 0xffffffff);
-	expect("events cpu 4G: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
+	expect_decode(&p, "events cpu 4G: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
 	events_one_row(2, 0);
-	expect("events nrows 2 with bytes for 1: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
+	expect_decode(&p, "events nrows 2 with bytes for 1: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
 	events_one_row(0x7fffffff, 0);
-	expect("events nrows 2G: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
+	expect_decode(&p, "events nrows 2G: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
 	events_one_row(1, 0);
 	p.len -= 12;	/* an INTERVAL row: no ts_ns, no cpu */
-	expect("events row without ts_ns and cpu: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
+	expect_decode(&p, "events row without ts_ns and cpu: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
 	/* The same bytes are a valid INTERVAL. */
-	expect("same row as INTERVAL: ok", CAP_CHUNK_INTERVAL, 0);
+	expect_decode(&p, "same row as INTERVAL: ok", CAP_CHUNK_INTERVAL, 0);
 	events_one_row(1, 0);
 	pl_u32(&p, 0);
-	expect("events trailing bytes: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
+	expect_decode(&p, "events trailing bytes: EBADMSG", CAP_CHUNK_EVENTS, -EBADMSG);
 }
 
 static void losses_head(uint32_t npairs)
 {
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u32(&p, 3), npairs);
 }
 
@@ -317,30 +302,31 @@ static void test_losses(void)
 	losses_head(2);
 	pair(CAP_LOSS_CPU_BASE + 1, 5);
 	pair(CAP_LOSS_CPU_BASE + 1, 6);
-	expect("losses duplicated cpu kind: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses duplicated cpu kind: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
 	losses_head(2);
 	pair(CAP_LOSS_CPU_BASE + 1, 0);
 	pair(CAP_LOSS_CPU_BASE + 1, 0);
-	expect("losses duplicated cpu kind, both zero: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses duplicated cpu kind, both zero: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
 	losses_head(2);
 	pair(CAP_LOSS_EVENTS_DROPPED, 5);
 	pair(CAP_LOSS_EVENTS_DROPPED, 5);
-	expect("losses duplicated EVENTS_DROPPED: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses duplicated EVENTS_DROPPED: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
 	losses_head(1);
 	pair(CAP_LOSS_CPU_BASE + CAP_MAX_CPUS, 1);
-	expect("losses cpu 4096: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses cpu 4096: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
 	losses_head(1);
 	pair(0xffffffff, 1);
-	expect("losses kind 0xffffffff (cpu out of range): EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses kind 0xffffffff (cpu out of range): EBADMSG", CAP_CHUNK_LOSSES,
+		      -EBADMSG);
 	losses_head(1);
 	pair(CAP_LOSS_CPU_BASE + CAP_MAX_CPUS - 1, 1);
-	expect("losses cpu 4095: ok", CAP_CHUNK_LOSSES, 0);
+	expect_decode(&p, "losses cpu 4095: ok", CAP_CHUNK_LOSSES, 0);
 	losses_head(3);
 	pair(CAP_LOSS_CPU_BASE + 1, 1);
-	expect("losses npairs 3 with bytes for 1: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses npairs 3 with bytes for 1: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
 	losses_head(0x40000000);
 	pair(CAP_LOSS_CPU_BASE + 4000, 1);
-	expect("losses npairs 1G: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
+	expect_decode(&p, "losses npairs 1G: EBADMSG", CAP_CHUNK_LOSSES, -EBADMSG);
 }
 
 /* One object: flags, build-id, path, debuglink; the caller appends segments, symbols, data. */
@@ -348,7 +334,7 @@ static void object_head(uint32_t count, uint32_t flags, uint32_t build_id_len)
 {
 	static const uint8_t id[64] = { 1, 2, 3 };
 
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u32(pl_u32(&p, count), flags), build_id_len);
 	pl_bytes(&p, id, build_id_len > 64 ? 0 : build_id_len);
 	pl_str(pl_str(&p, "/usr/bin/x"), "x.debug");
@@ -390,47 +376,47 @@ static void test_objects(void)
 	sym(0x2000, "b");
 	sym(0x1000, "a");
 	pl_u64(&p, 0);
-	expect("objects unsorted symbols: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects unsorted symbols: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, 0, CAP_BUILD_ID_MAX + 1);
-	expect("objects build-id of 33 bytes: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
+	expect_decode(&p, "objects build-id of 33 bytes: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
 
 	object_head(0x10000000, 0, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 0);
-	expect("objects count 256M with bytes for 1: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects count 256M with bytes for 1: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(&p, 0x7fffffff);
 	pl_u64(pl_u64(pl_u64(pl_u64(&p, 0), 0), 0), 0);
-	expect("objects nsegs 2G: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects nsegs 2G: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(pl_u32(&p, 0), 0x7fffffff);
 	sym(1, "a");
-	expect("objects nsyms 2G: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects nsyms 2G: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, CAP_OBJ_F_WHOLE, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 100);
 	pl_bytes(&p, "abcd", 4);
-	expect("objects data_len past the end: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects data_len past the end: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, CAP_OBJ_F_WHOLE, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, (uint64_t)CAP_MAX_CHUNK_RAW + 1);
-	expect("objects data_len over 64 MiB: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
+	expect_decode(&p, "objects data_len over 64 MiB: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
 
 	object_head(1, CAP_OBJ_F_WHOLE, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 0xffffffffffffffffull);
-	expect("objects data_len 2^64-1: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
+	expect_decode(&p, "objects data_len 2^64-1: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
 
 	object_head(1, CAP_OBJ_F_SYMTAB, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 4);
 	pl_bytes(&p, "abcd", 4);
-	expect("objects data without WHOLE: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects data without WHOLE: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(pl_u32(&p, 0), 1);
@@ -438,11 +424,11 @@ static void test_objects(void)
 	pl_u32(&p, 3);
 	pl_bytes(&p, "a\0b", 3);
 	pl_u64(&p, 0);
-	expect("objects symbol name with a NUL: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects symbol name with a NUL: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(pl_u32(&p, 0), 0);
-	expect("objects missing data_len: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_decode(&p, "objects missing data_len: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
 }
 
 static void test_perfmap(void)
@@ -450,7 +436,7 @@ static void test_perfmap(void)
 	struct cap_chunk ch;
 	struct cap_record *rec = NULL;
 
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u64(pl_u32(&p, 77), 5), 2);
 	sym(0x9000, "later");
 	sym(0x1000, "earlier");
@@ -463,22 +449,22 @@ static void test_perfmap(void)
 		"values wrong");
 	cap_record__free(rec);
 
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u64(pl_u32(&p, 77), 5), 0x10000000);
 	sym(0x9000, "only");
-	expect("perfmap count 256M with one symbol: EBADMSG", CAP_CHUNK_PERFMAP, -EBADMSG);
+	expect_decode(&p, "perfmap count 256M with one symbol: EBADMSG", CAP_CHUNK_PERFMAP, -EBADMSG);
 
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u64(pl_u32(&p, 77), 5), 1);
 	pl_u64(pl_u64(&p, 1), 1);
 	pl_u32(&p, 0xfffffff0);
-	expect("perfmap name length past the end: EBADMSG", CAP_CHUNK_PERFMAP, -EBADMSG);
+	expect_decode(&p, "perfmap name length past the end: EBADMSG", CAP_CHUNK_PERFMAP, -EBADMSG);
 
-	reset();
+	pl_reset(&p);
 	pl_u32(pl_u64(pl_u32(&p, 77), 5), 0);
-	expect("perfmap empty: ok", CAP_CHUNK_PERFMAP, 0);
+	expect_decode(&p, "perfmap empty: ok", CAP_CHUNK_PERFMAP, 0);
 	pl_u32(&p, 0);
-	expect("perfmap trailing bytes: EBADMSG", CAP_CHUNK_PERFMAP, -EBADMSG);
+	expect_decode(&p, "perfmap trailing bytes: EBADMSG", CAP_CHUNK_PERFMAP, -EBADMSG);
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 #include <stk/capture.h>
 
 #include "../../report/symbolize.h"
+#include "elfmap.h"
 
 #define NPROCS 500u
 #define NSTACKS 256u
@@ -82,12 +83,7 @@ static void put_header(struct cap_writer *w, const char *path, const struct sym_
 	rec.ksyms = (struct cap_ksyms){ 0, sizeof(ksyms) / sizeof(ksyms[0]), ksyms };
 	put(w, path, &rec);
 	/* the text segment of golden.elf (holding its first function), at its link address */
-	for (i = 0; i < e->nsegs; i++)
-		if (text >= e->segs[i].vaddr && text - e->segs[i].vaddr < e->segs[i].filesz) {
-			map.start = e->segs[i].vaddr & ~0xfffull;
-			map.end = (e->segs[i].vaddr + e->segs[i].filesz + 0xfff) & ~0xfffull;
-			map.pgoff = e->segs[i].offset & ~0xfffull;
-		}
+	elfmap_segment(e, text, 0, &map);
 	map.kind = CAP_MAP_FILE;
 	map.build_id_len = e->build_id_len;
 	memcpy(map.build_id, e->build_id, e->build_id_len);

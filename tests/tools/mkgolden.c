@@ -17,6 +17,7 @@
 #include <stk/capture.h>
 
 #include "../../report/symbolize.h"
+#include "elfmap.h"
 
 #define PIE_BIAS 0x555555554000ull
 #define SEC 1000000000ull
@@ -69,19 +70,9 @@ static uint64_t at(const struct elf_obj *o, const char *name, uint64_t off)
 /* The executable mapping of the object, as /proc/PID/maps would show it. */
 static struct cap_mapping text_map(const struct elf_obj *o)
 {
-	uint64_t main_addr = sym(o, "main");
 	struct cap_mapping m = { 0 };
-	uint32_t i;
 
-	for (i = 0; i < o->e->nsegs; i++) {
-		const struct sym_segment *s = &o->e->segs[i];
-
-		if (main_addr < s->vaddr || main_addr - s->vaddr >= s->filesz)
-			continue;
-		m.start = o->bias + (s->vaddr & ~0xfffull);
-		m.end = o->bias + ((s->vaddr + s->filesz + 0xfff) & ~0xfffull);
-		m.pgoff = s->offset & ~0xfffull;
-	}
+	elfmap_segment(o->e, sym(o, "main"), o->bias, &m);
 	m.dev = 0x801;
 	m.inode = 4242;
 	m.kind = CAP_MAP_FILE;
@@ -400,7 +391,13 @@ static void case_count(struct out *o, const char *name, bool with_end)
 	close_case(o, with_end);
 }
 
-static void case_profile(struct out *o)
+/*
+ * Start a sampling capture of the burner (pid 100) and its PIE twin (pid 200), shared by the
+ * profile and merge cases: metadata from host (freq_hz as in put_meta_host()), kallsyms, the two
+ * processes.
+ */
+static void open_burner_case(struct out *o, const char *name, const char *file, const char *host,
+			     const char *freq_hz)
 {
 	static struct cap_mapping m100[1], m200[1];
 	struct cap_process procs[] = {
@@ -408,6 +405,17 @@ static void case_profile(struct out *o)
 		{ 200, 0, 6000, "burner-pie", "/golden-pie.elf", 1, m200 },
 	};
 	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
+
+	m100[0] = text_map(&golden);
+	m200[0] = text_map(&pie);
+	open_case_file(o, name, file);
+	put_meta_host(o, "profile", probes, 1, host, freq_hz);
+	put_ksyms(o, false);
+	put_procs(o, procs, 2);
+}
+
+static void case_profile(struct out *o)
+{
 	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
 	const uint64_t k_idle[] = { K_DO_IDLE + 0x5, K_CPU_STARTUP + 0x20, K_STEXT + 0x30, 0 };
 	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
@@ -419,12 +427,7 @@ static void case_profile(struct out *o)
 	struct ivb b;
 	uint32_t kg, ki, uc, ucp, um;
 
-	m100[0] = text_map(&golden);
-	m200[0] = text_map(&pie);
-	open_case(o, "profile");
-	put_meta(o, "profile", probes, 1);
-	put_ksyms(o, false);
-	put_procs(o, procs, 2);
+	open_burner_case(o, "profile", "input.stk", "golden-host", NULL);
 	iv_begin(&b, 0);
 	kg = iv_stack(&b, true, k_getppid);
 	ki = iv_stack(&b, true, k_idle);
@@ -501,12 +504,6 @@ static void case_unknown(struct out *o)
 static void merge_capture(struct out *o, const char *file, const char *host, const char *freq,
 			  int which)
 {
-	static struct cap_mapping m100[1], m200[1];
-	struct cap_process procs[] = {
-		{ 100, 0, 5000, "burner", "/golden.elf", 1, m100 },
-		{ 200, 0, 6000, "burner-pie", "/golden-pie.elf", 1, m200 },
-	};
-	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
 	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
 	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
 				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
@@ -520,12 +517,7 @@ static void merge_capture(struct out *o, const char *file, const char *host, con
 	struct ivb b;
 	uint32_t kg, uc, ur, ucp, ump;
 
-	m100[0] = text_map(&golden);
-	m200[0] = text_map(&pie);
-	open_case_file(o, "merge", file);
-	put_meta_host(o, "profile", probes, 1, host, freq);
-	put_ksyms(o, false);
-	put_procs(o, procs, 2);
+	open_burner_case(o, "merge", file, host, freq);
 	iv_begin(&b, 0);
 	kg = iv_stack(&b, true, k_getppid);
 	uc = iv_stack(&b, false, u_chain);

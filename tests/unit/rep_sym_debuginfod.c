@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,23 +17,9 @@
 #include "../../report/sym_internal.h"
 #include "../../report/symbolize.h"
 #include "../test.h"
-
-#define GOLDEN "tests/golden/elf/golden.elf"
-#define READ_FILE 0x401194ull
+#include "rep_sym.h"
 
 static char tmp[] = "/tmp/rep_sym_dbgd.XXXXXX";
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static double now(void)
 {

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,24 +16,11 @@
 #include "../../report/sym_internal.h"
 #include "../../report/symbolize.h"
 #include "../test.h"
+#include "rep_sym.h"
 
-#define GOLDEN "tests/golden/elf/golden.elf"
 #define LEAF 0x401146ull
-#define READ_FILE 0x401194ull
 
 static char tmp[] = "/tmp/rep_sym_find.XXXXXX";
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static struct cap_mapping text_map(const struct sym_elf *e, const char *path)
 {

@@ -13,7 +13,8 @@
  * that the workloads print nothing.
  *
  * The workloads build with frame pointers everywhere and without inlining (Makefile,
- * WORKLOAD_CFLAGS): each named function below is one real frame.
+ * WORKLOAD_CFLAGS): each named function of a workload is one real frame. The helpers here are
+ * static inline only so that a workload using a few of them (wl_rate) builds without warnings.
  */
 #ifndef STK_WL_H
 #define STK_WL_H
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 struct wl_opts {
 	unsigned long n;
@@ -44,13 +46,18 @@ static void wl_on_usr1(int sig)
 	wl_go = 1;
 }
 
-static void wl_usage(const char *prog)
+/* A workload with other options (wl_rate) defines its synopsis before including this file. */
+#ifndef WL_SYNOPSIS
+#define WL_SYNOPSIS "[-b BATCHES] [-d DELAY_MS] [-w] [-v] [-t] N"
+#endif
+
+static inline void wl_usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-b BATCHES] [-d DELAY_MS] [-w] [-v] [-t] N\n", prog);
+	fprintf(stderr, "usage: %s " WL_SYNOPSIS "\n", prog);
 	exit(2);
 }
 
-static unsigned long wl_number(const char *prog, const char *s)
+static inline unsigned long wl_number(const char *prog, const char *s)
 {
 	char *end;
 	unsigned long v;
@@ -62,7 +69,7 @@ static unsigned long wl_number(const char *prog, const char *s)
 	return v;
 }
 
-static void wl_parse(int argc, char **argv, struct wl_opts *o)
+static inline void wl_parse(int argc, char **argv, struct wl_opts *o)
 {
 	int c;
 
@@ -94,7 +101,7 @@ static void wl_parse(int argc, char **argv, struct wl_opts *o)
 	o->n = wl_number(argv[0], argv[optind]);
 }
 
-static void wl_sleep_ms(long ms)
+static inline void wl_sleep_ms(long ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 
@@ -106,7 +113,7 @@ static void wl_sleep_ms(long ms)
  * Block SIGUSR1 first so a signal sent right after `-v` printed the pid is not lost. Starts the
  * clock of -t.
  */
-static void wl_wait_start(struct wl_opts *o)
+static inline void wl_wait_start(struct wl_opts *o)
 {
 	struct sigaction sa = { .sa_handler = wl_on_usr1 };
 	sigset_t block, old;
@@ -127,7 +134,7 @@ static void wl_wait_start(struct wl_opts *o)
 }
 
 /* End of the run: print the elapsed time with -t. */
-static void wl_finish(const struct wl_opts *o)
+static inline void wl_finish(const struct wl_opts *o)
 {
 	struct timespec t1;
 
@@ -138,8 +145,33 @@ static void wl_finish(const struct wl_opts *o)
 					 (t1.tv_nsec - o->t0.tv_nsec));
 }
 
+/*
+ * System call nr with two arguments; the kernel's result, -errno on failure. On x86_64 this is
+ * the syscall instruction itself, inlined into the caller: libc's syscall() and its wrappers
+ * (getppid(), nanosleep()) are leaf functions without a frame, so a frame-pointer walk from
+ * inside them skips their caller, and the user chain would depend on the libc build. The caller
+ * is a noinline leaf that stores the result in a volatile local: GCC drops the frame of a leaf
+ * that does not touch the stack even with -fno-omit-frame-pointer, and the local forces one.
+ */
+static inline __attribute__((always_inline)) long wl_syscall(long nr, long a1, long a2)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(r)
+			     : "0"(nr), "D"(a1), "S"(a2)
+			     : "rcx", "r11", "memory");
+	return r;
+#else
+	long r = syscall(nr, a1, a2);
+
+	return r < 0 ? -errno : r;
+#endif
+}
+
 /* Events in batch i (0-based) of n split into batches: the last batch takes the remainder. */
-static unsigned long wl_batch_size(const struct wl_opts *o, unsigned long i)
+static inline unsigned long wl_batch_size(const struct wl_opts *o, unsigned long i)
 {
 	unsigned long per = o->n / o->batches;
 

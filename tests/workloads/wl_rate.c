@@ -13,22 +13,16 @@
  * k > 0 starts at wl_thread instead of main. -w, -v, -t: as in wl.h (wait for SIGUSR1, print
  * `pid PID`, print `elapsed_ns NS`).
  *
- * wl_getppid issues the syscall instruction itself, as wl_syscall.c does (see there why).
+ * wl_getppid issues the syscall instruction itself, as wl_syscall.c does (wl.h says why).
  */
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/syscall.h>
+
+#define WL_SYNOPSIS "[-r RATE] [-j THREADS] [-w] [-v] [-t] N"
+#include "wl.h"
 
 #define MAX_THREADS 64
 
 static double period_ns;	/* between two events of one thread; 0: no pacing */
-static volatile sig_atomic_t go;
 
 static unsigned long long now_ns(void)
 {
@@ -40,19 +34,9 @@ static unsigned long long now_ns(void)
 
 __attribute__((noinline)) long wl_getppid(void)
 {
-#if defined(__x86_64__)
-	volatile long ret;
-	long r;
+	volatile long ret = wl_syscall(SYS_getppid, 0, 0);	/* the volatile gives a frame */
 
-	__asm__ __volatile__("syscall"
-			     : "=a"(r)
-			     : "0"((long)SYS_getppid)
-			     : "rcx", "r11", "memory");
-	ret = r;
 	return ret;
-#else
-	return syscall(SYS_getppid);
-#endif
 }
 
 __attribute__((noinline)) void wl_middle(void)
@@ -79,91 +63,50 @@ __attribute__((noinline)) void *wl_thread(void *arg)
 	return NULL;
 }
 
-static void on_usr1(int sig)
-{
-	(void)sig;
-	go = 1;
-}
-
-static void usage(const char *prog)
-{
-	fprintf(stderr, "usage: %s [-r RATE] [-j THREADS] [-w] [-v] [-t] N\n", prog);
-	exit(2);
-}
-
-static unsigned long number(const char *prog, const char *s)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-')
-		usage(prog);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
-	unsigned long n, rate = 0, threads = 1, share;
-	int wait_signal = 0, verbose = 0, timed = 0, c;
+	unsigned long rate = 0, threads = 1, share;
 	pthread_t tid[MAX_THREADS];
-	struct sigaction sa = { .sa_handler = on_usr1 };
-	sigset_t block, old;
-	unsigned long long t0;
+	struct wl_opts o = { 0 };
+	int c;
 
 	while ((c = getopt(argc, argv, "r:j:wvt")) != -1) {
 		switch (c) {
 		case 'r':
-			rate = number(argv[0], optarg);
+			rate = wl_number(argv[0], optarg);
 			break;
 		case 'j':
-			threads = number(argv[0], optarg);
+			threads = wl_number(argv[0], optarg);
 			break;
 		case 'w':
-			wait_signal = 1;
+			o.wait_signal = 1;
 			break;
 		case 'v':
-			verbose = 1;
+			o.verbose = 1;
 			break;
 		case 't':
-			timed = 1;
+			o.timed = 1;
 			break;
 		default:
-			usage(argv[0]);
+			wl_usage(argv[0]);
 		}
 	}
 	if (optind != argc - 1 || threads == 0 || threads > MAX_THREADS)
-		usage(argv[0]);
-	n = number(argv[0], argv[optind]);
+		wl_usage(argv[0]);
+	o.n = wl_number(argv[0], argv[optind]);
 	if (rate)
 		period_ns = 1e9 * threads / rate;
 
-	/* SIGUSR1 blocked before the pid is printed, so an early signal is not lost (wl.h) */
-	sigemptyset(&block);
-	sigaddset(&block, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sigaction(SIGUSR1, &sa, NULL);
-	if (verbose) {
-		printf("pid %d\n", (int)getpid());
-		fflush(stdout);
-	}
-	if (wait_signal)
-		while (!go)
-			sigsuspend(&old);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-
-	t0 = now_ns();
-	share = n / threads;
+	wl_wait_start(&o);
+	share = o.n / threads;
 	for (unsigned long k = 1; k < threads; k++)
 		if (pthread_create(&tid[k], NULL, wl_thread, (void *)share)) {
 			perror("pthread_create");
 			return 1;
 		}
-	wl_outer(n - share * (threads - 1));
+	wl_outer(o.n - share * (threads - 1));
 	for (unsigned long k = 1; k < threads; k++)
 		pthread_join(tid[k], NULL);
-	if (timed)
-		printf("elapsed_ns %llu\n", now_ns() - t0);
+	wl_finish(&o);
 	return 0;
 }

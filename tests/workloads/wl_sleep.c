@@ -4,13 +4,9 @@
  * a known total off-CPU time (N * 50000 us) in a known chain, for tests/e2e/offcpu.sh (and N
  * context switches for tests/e2e/events.sh). Options: see wl.h.
  *
- * As in wl_syscall, sleeper_inner issues the syscall instruction itself: libc's nanosleep() and
- * clock_nanosleep() have no frame of their own, so a frame-pointer walk from inside them would
- * skip sleeper_inner, and the chain would depend on the libc build. The volatile local gives the
- * leaf a frame under GCC.
+ * sleeper_inner issues the syscall instruction itself (wl_syscall() in wl.h says why), so the
+ * chain does not depend on the libc build.
  */
-#include <sys/syscall.h>
-
 #include "wl.h"
 
 #define SLEEP_NS 50000000L	/* 50 ms per call: 20 calls are exactly one second asleep */
@@ -18,20 +14,11 @@
 __attribute__((noinline)) long sleeper_inner(void)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = SLEEP_NS };
-	volatile long ret;
+	volatile long ret;	/* gives the leaf a frame under GCC (wl.h) */
 	long r;
 
 	do {
-#if defined(__x86_64__)
-		__asm__ __volatile__("syscall"
-				     : "=a"(r)
-				     : "0"((long)SYS_nanosleep), "D"(&ts), "S"(&ts)
-				     : "rcx", "r11", "memory");
-#else
-		r = syscall(SYS_nanosleep, &ts, &ts);
-		if (r < 0)
-			r = -errno;
-#endif
+		r = wl_syscall(SYS_nanosleep, (long)&ts, (long)&ts);
 	} while (r == -EINTR);	/* the remainder is in ts: sleep the rest, same chain */
 	ret = r;
 	return ret;
