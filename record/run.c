@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * run.c: one recording. Resolve the specs, attach, and only then create the capture (a failed
- * setup leaves no file). Then per interval: poll the notification ring buffer (reading
- * processes as they appear), flip and drain at the deadline, and write PROCS, INTERVAL, LOSSES.
+ * setup leaves no file). A reader thread (reader.c) reads processes as BPF reports them. Per
+ * interval: flip and drain at the deadline (counts, or --snoop's events), then write PROCS,
+ * what naming the rows needs (OBJECTS, PERFMAP, a new KSYMS), INTERVAL or EVENTS, and LOSSES.
  */
 #include <errno.h>
 #include <signal.h>
@@ -167,7 +168,7 @@ static void poll_notify(struct run *r, int timeout_ms)
 }
 
 /*
- * what symbolizing the interval's rows needs, before the rows (format.md: every record a
+ * What symbolizing the interval's rows needs, before the rows (format.md: every record a
  * row needs precedes it): OBJECTS of the objects its user stacks hit, new perf-map lines, and a
  * new KSYMS snapshot when modules or BPF programs changed.
  */
