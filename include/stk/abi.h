@@ -81,4 +81,47 @@ struct stk_event {
 	char comm[STK_COMM_LEN];
 };
 
+
+/* ---- user stacks from CFI (docs/bpf.md 7) ---------------------------------------------------- */
+
+/*
+ * One row of a compact unwind table, built by stkrec from an object's .eh_frame or .debug_frame
+ * (record/cfi.c) and read by the BPF walker: from `pc` up to the next row's pc, how to find the
+ * caller's frame. A table is an array of rows sorted by pc; 8 bytes each, so libc's table is
+ * about 200 KB and cc1's about 3.5 MB.
+ *
+ * x86-64 only: the return address is always at CFA - 8 (a row whose CFI says otherwise is
+ * STK_CFA_UNSUPPORTED), and the only callee-saved register the walker needs is rbp.
+ */
+struct stk_urow {
+	__u32 pc;	/* ELF virtual address minus the table's base address */
+	__u16 cfa_off;	/* see enum stk_cfa */
+	__u8 kind;	/* enum stk_cfa in the low 4 bits, enum stk_rbp_rule << 4 */
+	__s8 rbp_off;	/* rbp's save slot, in 8-byte words (see enum stk_rbp_rule) */
+};
+
+/* How the canonical frame address (the caller's rsp) is found. */
+enum stk_cfa {
+	STK_CFA_GAP = 0,	/* no FDE covers the pc (code without CFI): frame pointers */
+	STK_CFA_END = 1,	/* the return address is undefined: the outermost frame */
+	STK_CFA_RSP = 2,	/* CFA = rsp + cfa_off */
+	STK_CFA_RBP = 3,	/* CFA = rbp + cfa_off */
+	STK_CFA_PLT = 4,	/* PLT entry: CFA = rsp + 8, plus 8 when (pc & 15) >= cfa_off */
+	STK_CFA_SIGNAL = 5,	/* signal trampoline: the interrupted registers are in the
+				 * ucontext at rsp (rbp at +120, rsp at +160, rip at +168) */
+	STK_CFA_RBP_DEREF = 6,	/* realigned stack (gcc's DRAP): CFA = *(rbp + (__s16)cfa_off) */
+	STK_CFA_UNSUPPORTED = 7,	/* any other rule: the stack ends here, counted */
+};
+
+/* Where the caller's rbp is. */
+enum stk_rbp_rule {
+	STK_RBP_SAME = 0,	/* unchanged (not saved by this frame) */
+	STK_RBP_AT_CFA = 1,	/* saved at CFA + 8 * rbp_off */
+	STK_RBP_AT_RBP = 2,	/* saved at rbp + 8 * rbp_off (DW_CFA_expression breg6) */
+};
+
+#define STK_UROW_CFA(kind) ((kind) & 0x0f)
+#define STK_UROW_RBP(kind) ((kind) >> 4)
+#define STK_UROW_KIND(cfa, rbp) ((__u8)((cfa) | ((rbp) << 4)))
+
 #endif /* STK_ABI_H */
