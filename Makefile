@@ -106,7 +106,7 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBCAP)
 
 # ---- BPF: clang -target bpf, CO-RE against the committed bpf/vmlinux.h, bpftool skeletons ----
 
-BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf -Wall -Werror
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf -Wall -Werror
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/stk/abi.h
 	$(call msg,BPF,$@)

@@ -3,9 +3,11 @@
  * stkrec.bpf.c: count (process, thread, probe, kernel stack, user stack, comm) in the kernel.
  *
  * Every trigger (perf timer, tracepoint, uprobe, USDT, kprobe) calls count_event() with the probe
- * id, which user space put in the BPF cookie of the attachment. Two generations of maps
- * (counts0/stacks0, counts1/stacks1) let user space drain one generation while the programs
- * fill the other: see docs/bpf.md, "drain protocol".
+ * id, which user space put in the BPF cookie of the attachment. Stacks are copied into a per-CPU
+ * scratch slot (bpf_get_stack(), or the CFI walker of unwind.bpf.h for user stacks), hashed, and
+ * stored once per generation in a hash map keyed by that hash; the counts map keys on the
+ * hashes. Two generations of maps (counts0/stacks0, counts1/stacks1) let user space drain one
+ * while the programs fill the other: see docs/bpf.md, "drain protocol".
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,12 +25,23 @@ const volatile bool cfg_kstacks = true;		/* false with -U */
 const volatile bool cfg_ustacks = true;		/* false with -K */
 const volatile bool cfg_skip_idle = false;	/* sampling without -I: drop pid 0 */
 const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ring */
+const volatile __u32 cfg_depth = STK_DEFAULT_DEPTH;	/* frames per stack, <= STK_MAX_DEPTH */
+const volatile __u64 cfg_hash_seed = 0;		/* random per run: stack hashes are keyed */
+const volatile bool cfg_defer = false;		/* walk unfinished user stacks in user space */
 
 /*
- * Generation selector, in .bss so the skeleton mmaps it: user space flips it at each interval
- * boundary and the programs read it once per event.
+ * State shared with user space, in .bss so the skeleton mmaps it (docs/bpf.md 4):
+ * gen_seq counts the flips (the generation counting now is gen_seq & 1); user space sets
+ * drained_seq to gen_seq once it starts draining the previous generation, so a program that
+ * read an older gen_seq and is still running then has counted into a drained generation.
+ * nstacks/nkeys count new entries per generation, so user space drains early when one fills.
+ * seen_epoch changes when an exec or exit makes a tgid "unseen" again (see note_first_seen).
  */
-__u32 gen;
+__u32 gen_seq;
+__u32 drained_seq;
+__u64 nstacks[2];
+__u64 nkeys[2];
+__u32 seen_epoch;
 
 #define COUNTS_MAP(name)						\
 	struct {							\
@@ -38,13 +51,16 @@ __u32 gen;
 		__type(value, __u64);					\
 	} name SEC(".maps")
 
-/* value_size is resized by stkrec to kernel.perf_event_max_stack * 8 before load. */
+/*
+ * struct stk_stack values, resized by stkrec to 8 + depth * 8 bytes before load: sizes, not BTF
+ * types, since the kernel checks a BTF value type against value_size.
+ */
 #define STACKS_MAP(name)						\
 	struct {							\
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);			\
+		__uint(type, BPF_MAP_TYPE_HASH);			\
 		__uint(max_entries, 16384);				\
-		__uint(key_size, sizeof(__u32));			\
-		__uint(value_size, STK_DEFAULT_DEPTH * sizeof(__u64));	\
+		__uint(key_size, sizeof(__u64));			\
+		__uint(value_size, sizeof(struct stk_stack));		\
 	} name SEC(".maps")
 
 COUNTS_MAP(counts0);
@@ -81,6 +97,14 @@ struct {
 	__type(value, __u8);
 } seen SEC(".maps");
 
+/* The last tgid this CPU found in `seen`, with the seen_epoch it was found in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);	/* seen_epoch << 32 | tgid: one store, never half-updated */
+} seen_last SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -102,13 +126,87 @@ struct {
 	__type(value, __u64);
 } snoop_drops SEC(".maps");
 
+/* Events whose user stack waits for tables stkrec has not published yet (struct stk_deferred). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* sized by stkrec when cfg_defer is set */
+} deferred SEC(".maps");
+
 /* UAPI flag of bpf_ringbuf_submit() (linux/bpf.h BPF_RB_NO_WAKEUP), a stable number. */
 #define STK_RB_NO_WAKEUP 1
 
+static __always_inline void stat_add(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
+
+	/*
+	 * A per-CPU slot: no atomic. A preempted uprobe program can lose an increment to another
+	 * program on the same CPU; these counters describe losses, they are not the counts.
+	 */
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool send_notify(__u32 tgid, __u32 kind)
+{
+	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+
+	if (!n) {
+		stat_add(STK_STAT_NOTIFY_DROPPED);
+		return false;
+	}
+	n->tgid = tgid;
+	n->kind = kind;
+	bpf_ringbuf_submit(n, 0);
+	return true;
+}
+
+/* Mix one frame into a stack's hash (word-wise, keyed by the per-run seed). */
+static __always_inline __u64 hash_frame(__u64 h, __u64 ip)
+{
+	h = ((h << 5) | (h >> 59)) ^ ip;
+	return h * 0x9e3779b97f4a7c15ull;
+}
+
+/* A stack's hash, finished with its length and stop reason; never 0 (0 means "no stack"). */
+static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
+{
+	return hash_frame(h, ((__u64)stop << 32) | n) | 1;
+}
+
+#include "unwind.bpf.h"
+
 /*
- * The event carries stack ids, not stacks: bpf_get_stackid() already stored them in generation
- * g's map, which user space reads only after flipping away from g and waiting out the grace
- * period; a 72-byte record keeps the ring buffer's cost per event low.
+ * Scratch space for the two stacks of an event and the walk: 16 KiB, far over the 512-byte BPF stack.
+ * Uprobe programs run preemptible and a perf-event sample can interrupt a program on its CPU,
+ * so one slot per CPU is not enough: `nesting` hands out slots by depth of nesting.
+ */
+#define NEST_MAX 4
+
+struct scratch {
+	struct stk_stack k, u;
+	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NEST_MAX);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} nesting SEC(".maps");
+
+
+/*
+ * The event carries stack hashes, not stacks: they are stored in generation g's stacks map,
+ * which user space clears only after flipping away from g, waiting out the grace period and
+ * reading the ring to its end; an 88-byte record keeps the ring buffer's cost per event low.
  */
 static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 {
@@ -125,12 +223,14 @@ static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 	e->ts_ns = bpf_ktime_get_ns();
 	e->uret = key->uret;
 	e->kret = key->kret;
+	e->kstack = key->kstack;
+	e->ustack = key->ustack;
 	e->tgid = key->tgid;
 	e->pid = key->pid;
 	e->probe = key->probe;
 	e->cpu = bpf_get_smp_processor_id();
-	e->kstack = key->kstack;
-	e->ustack = key->ustack;
+	e->kerr = key->kerr;
+	e->uerr = key->uerr;
 	e->gen = g;
 	e->pad = 0;
 	__builtin_memcpy(e->comm, key->comm, sizeof(e->comm));
@@ -145,63 +245,221 @@ static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 	bpf_ringbuf_submit(e, STK_RB_NO_WAKEUP);
 }
 
-static __always_inline void stat_add(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
-
-	if (v)
-		*v += 1;	/* per-CPU slot: no atomic needed */
-}
-
-static __always_inline bool send_notify(__u32 tgid)
-{
-	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
-
-	if (!n) {
-		stat_add(STK_STAT_NOTIFY_DROPPED);
-		return false;
-	}
-	n->tgid = tgid;
-	bpf_ringbuf_submit(n, 0);
-	return true;
-}
-
+/*
+ * Nearly every event is of a tgid seen just before on the same CPU: a per-CPU compare saves
+ * the LRU lookup. on_exec()/on_exit() delete the tgid from `seen` and then bump seen_epoch,
+ * which voids every CPU's cached tgid (a CPU that reads the new epoch finds the tgid gone).
+ */
 static __always_inline void note_first_seen(__u32 tgid)
 {
+	__u32 zero = 0;
+	__u64 *last = bpf_map_lookup_elem(&seen_last, &zero);
+	__u64 mark = ((__u64)*(volatile __u32 *)&seen_epoch << 32) | tgid;
 	__u8 one = 1;
 
-	/*
-	 * Nearly every event is of a known tgid: a lookup is lock-free, while an update takes the
-	 * bucket lock even when BPF_NOEXIST makes it fail.
-	 */
-	if (bpf_map_lookup_elem(&seen, &tgid))
+	if (last && *last == mark)
 		return;
-	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
-		return;		/* inserted by another CPU meanwhile (or the LRU is busy: retried) */
-	/* Forget it when the message was dropped, so a later event of the tgid tries again. */
-	if (!send_notify(tgid))
-		bpf_map_delete_elem(&seen, &tgid);
+	/* A lookup is lock-free, while an update takes the bucket lock even when it fails. */
+	if (!bpf_map_lookup_elem(&seen, &tgid)) {
+		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
+			return;	/* inserted by another CPU meanwhile (or the LRU is busy: retried) */
+		/* Forget it when the message was dropped, so a later event tries again. */
+		if (!send_notify(tgid, STK_NOTIFY_SEEN)) {
+			bpf_map_delete_elem(&seen, &tgid);
+			return;
+		}
+	}
+	if (last)
+		*last = mark;
 }
 
-/* A kernel thread has no user stack; -EFAULT for it is not a loss. */
-static __always_inline bool current_is_kthread(void)
+/* A kernel thread has no user stack. */
+static __always_inline bool is_kthread(struct task_struct *task)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
 	return !BPF_CORE_READ(task, mm) || (BPF_CORE_READ(task, flags) & PF_KTHREAD);
 }
 
-static __always_inline bool is_collision(long err)
+static __always_inline __u64 hash_frames(const struct stk_stack *s, __u32 n)
 {
-	/* -EEXIST: the bucket holds another stack; -ENOMEM: the stack map is full. */
-	return err == -EEXIST || err == -ENOMEM;
+	__u64 h = cfg_hash_seed;
+
+	for (__u32 i = 0; i < STK_MAX_DEPTH; i++) {
+		if (i >= n || i >= cfg_depth)
+			break;
+		h = hash_frame(h, s->ips[i]);
+	}
+	return stack_hash_end(h, n, s->stop);
+}
+
+/*
+ * Copy a stack with bpf_get_stack() (the kernel's walk) into s; returns its hash, or 0 with
+ * *err set. flags: BPF_F_USER_STACK, and kernel frames to skip.
+ */
+static __always_inline __u64 copy_stack(void *ctx, struct stk_stack *s, __u64 flags, __s32 *err)
+{
+	long bytes = bpf_get_stack(ctx, s->ips, cfg_depth * sizeof(__u64), flags);
+
+	if (bytes <= 0) {
+		*err = bytes ? bytes : -EFAULT;
+		return 0;
+	}
+	s->nr = bytes / sizeof(__u64);
+	s->stop = STK_STOP_NONE;
+	return hash_frames(s, s->nr);
+}
+
+/* Where the user registers of this event are (see struct user_regs). */
+enum uregs_from {
+	UREGS_CTX,		/* ctx is the user pt_regs (uprobe, USDT) */
+	UREGS_SAMPLE,		/* ctx is a perf-event sample: its regs, if it hit user mode */
+	UREGS_TASK,		/* the event is in the kernel: the task's saved user regs */
+};
+
+/* The registers the walk starts from: the event's ctx, or the task's saved user registers. */
+static __always_inline void user_regs(void *ctx, enum uregs_from from, __u64 *pc, __u64 *sp,
+				      __u64 *bp)
+{
+	struct bpf_perf_event_data *pe = ctx;
+	struct pt_regs *regs = ctx;
+
+	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {	/* CPL 3: the sample hit user mode */
+		*pc = pe->regs.ip;
+		*sp = pe->regs.sp;
+		*bp = pe->regs.bp;
+		return;
+	}
+	if (from == UREGS_CTX) {
+		*pc = PT_REGS_IP(regs);
+		*sp = PT_REGS_SP(regs);
+		*bp = regs->bp;
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	*pc = BPF_CORE_READ(regs, ip);
+	*sp = BPF_CORE_READ(regs, sp);
+	*bp = BPF_CORE_READ(regs, bp);
+}
+
+/* The registers a user-stack walk starts from. */
+struct uregs {
+	__u64 pc, sp, bp;
+};
+
+/* The user stack into sc->u: its hash, or 0 with *err set. */
+static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 tgid, bool entry,
+					struct scratch *sc, __s32 *err)
+{
+	struct stk_stack *s = &sc->u;
+	__u64 h;
+
+	if (cfg_unwind == STK_UNWIND_FP)
+		h = copy_stack(ctx, s, BPF_F_USER_STACK, err);
+	else
+		h = walk_user_stack(tgid, r->pc, r->sp, r->bp, entry, &sc->walk, s);
+	if (!h)
+		stat_add(STK_STAT_USTACK_MISSING);
+	return h;
+}
+
+/* Is there a user stack to take? If not, *err says why (STK_STACK_*). */
+static __always_inline bool user_stack_wanted(__s32 *err)
+{
+	if (!cfg_ustacks) {
+		*err = STK_STACK_NOT_WANTED;
+		return false;
+	}
+	if (is_kthread((struct task_struct *)bpf_get_current_task())) {
+		*err = STK_STACK_NONE;
+		return false;
+	}
+	return true;
+}
+
+/* The walk stopped only because stkrec has not read the process or a new mapping yet. */
+static __always_inline bool walk_waits(const struct scratch *sc)
+{
+	return cfg_defer && sc->walk.waits;
+}
+
+/*
+ * Send the event to user space to walk later (struct stk_deferred): registers and the top of
+ * the stack. False when the ring buffer is full: the event is then counted with the stack cut.
+ */
+static __always_inline bool defer_event(const struct stk_key *key, const struct uregs *r, __u32 g,
+					bool entry)
+{
+	struct stk_deferred *d = bpf_ringbuf_reserve(&deferred, sizeof(*d), 0);
+	__u32 len = 0;
+
+	if (!d)
+		return false;
+	d->key = *key;
+	d->ts_ns = bpf_ktime_get_ns();
+	d->pc = r->pc;
+	d->sp = r->sp;
+	d->bp = r->bp;
+	d->gen = g;
+	d->entry = entry;
+	d->pad = 0;
+	/* In 1 KiB pieces: one read fails whole when its end runs past the top of the stack. */
+	for (int i = 0; i < STK_DEFER_STACK / 1024; i++) {
+		if (bpf_probe_read_user(d->stack + i * 1024, 1024, (void *)(r->sp + i * 1024)))
+			break;
+		len += 1024;
+	}
+	d->len = len;
+	bpf_ringbuf_submit(d, 0);
+	return true;
+}
+
+/* The kernel stack into s: its hash, or 0 with *err set. kskip: frames of BPF machinery. */
+static __always_inline __u64 kernel_stack(void *ctx, __u32 kskip, struct stk_stack *s, __s32 *err)
+{
+	__u64 h;
+
+	if (!cfg_kstacks) {
+		*err = STK_STACK_NOT_WANTED;
+		return 0;
+	}
+	h = copy_stack(ctx, s, kskip & BPF_F_SKIP_FIELD_MASK, err);
+	/*
+	 * -EFAULT: the event came from user mode (uprobe, USDT, a sample of user code): there is
+	 * no kernel stack, and nothing was lost (bcc profile reads it so too).
+	 */
+	if (!h && *err == -EFAULT)
+		*err = STK_STACK_NONE;
+	else if (!h)
+		stat_add(STK_STAT_KSTACK_ERROR);
+	return h;
+}
+
+/*
+ * Store stack s under hash h in a stacks map, once per generation. stacks must be a map the
+ * verifier knows statically: always inline, called with a constant map (see count_in).
+ */
+static __always_inline void store_stack(void *stacks, __u64 *nstored, __u64 *h, __s32 *err,
+					const struct stk_stack *s, __u32 full_stat)
+{
+	long ret;
+
+	if (!*h || bpf_map_lookup_elem(stacks, h))
+		return;
+	ret = bpf_map_update_elem(stacks, h, s, BPF_NOEXIST);
+	if (!ret) {
+		__sync_fetch_and_add(nstored, 1);
+	} else if (ret != -EEXIST) {	/* -EEXIST: stored by another CPU meanwhile */
+		stat_add(full_stat);
+		*err = ret;
+		*h = 0;
+	}
 }
 
 /*
  * Add v to key's count. counts must be a map pointer the verifier knows (see count_in): always
  * inline, called with a constant map.
  */
-static __always_inline void counts_add(void *counts, const struct stk_key *key, __u64 v)
+static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struct stk_key *key,
+				       __u64 v)
 {
 	__u64 *count = bpf_map_lookup_elem(counts, key);
 
@@ -209,14 +467,34 @@ static __always_inline void counts_add(void *counts, const struct stk_key *key, 
 		__sync_fetch_and_add(count, v);
 		return;
 	}
-	if (!bpf_map_update_elem(counts, key, &v, BPF_NOEXIST))
+	if (!bpf_map_update_elem(counts, key, &v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(nkeys_g, 1);
 		return;
+	}
 	/* Another CPU may have inserted the same key between our lookup and update. */
 	count = bpf_map_lookup_elem(counts, key);
 	if (count)
 		__sync_fetch_and_add(count, v);
 	else
 		stat_add(STK_STAT_COUNTS_FULL);
+}
+
+/*
+ * Store both stacks and count the key in generation g's maps. Always inline and called with
+ * constant map pointers from each branch of `if (g)`: the map helpers need a map pointer the
+ * verifier knows statically. A pointer chosen at run time (g ? &stacks1 : &stacks0) merges two
+ * map pointers into one register and the verifier rejects or de-optimises the call.
+ */
+static __always_inline void count_in(void *counts, void *stacks, __u32 g, struct stk_key *key,
+				     const struct scratch *sc, const struct uregs *r, bool entry)
+{
+	store_stack(stacks, &nstacks[g], &key->kstack, &key->kerr, &sc->k, STK_STAT_KSTACK_FULL);
+	/* stkrec counts a deferred event itself, once it has walked its stack */
+	if (walk_waits(sc) && defer_event(key, r, g, entry))
+		return;
+	store_stack(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u, STK_STAT_USTACK_FULL);
+	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
+		counts_add(counts, &nkeys[g], key, 1);
 }
 
 /* The -p / -- COMMAND and -L filters. */
@@ -230,67 +508,53 @@ static __always_inline bool traced(__u32 tgid, __u32 tid)
 }
 
 /*
- * The user stack's id in stacks, or STK_STACK_NOT_WANTED (-U off) / STK_STACK_NONE (a kernel
- * thread). Always inline: stacks must stay a map pointer the verifier knows (see count_in).
+ * A scratch slot for this program: the nesting depth on this CPU picks it. The counter moves
+ * with atomics, which are also the full barriers the drain check in leave() needs. NULL when
+ * nested too deep (counted).
  */
-static __always_inline __s32 user_stack_id(void *ctx, void *stacks)
+static __always_inline struct scratch *enter(__u32 **nest)
 {
-	long id;
+	__u32 zero = 0, level;
 
-	if (!cfg_ustacks)
-		return STK_STACK_NOT_WANTED;
-	id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
-	if (id >= 0)
-		return id;
-	if (current_is_kthread())
-		return STK_STACK_NONE;
-	stat_add(is_collision(id) ? STK_STAT_USTACK_COLLISION : STK_STAT_USTACK_MISSING);
-	return id;
+	*nest = bpf_map_lookup_elem(&nesting, &zero);
+	if (!*nest)
+		return NULL;
+	level = __sync_fetch_and_add(*nest, 1);
+	if (level < NEST_MAX)
+		return bpf_map_lookup_elem(&scratch, &level);
+	__sync_fetch_and_add(*nest, -1);
+	*nest = NULL;
+	stat_add(STK_STAT_NESTED);
+	return NULL;
 }
 
 /*
- * Count one event into one generation. Always inline and called with constant map pointers
- * from each branch of `if (gen)`: bpf_get_stackid() and the hash helpers need a map pointer the
- * verifier knows statically. A pointer chosen at run time (gen ? &stacks1 : &stacks0) merges
- * two map pointers into one register and the verifier rejects or de-optimises the call.
+ * Leave the slot, then check the drain protocol: if user space has started draining the
+ * generation this program counted into (seq), the count may be lost. The atomic decrement
+ * orders the map updates before the load of drained_seq (user space orders its store of
+ * drained_seq before reading the maps), so a late count is either seen by the drain or
+ * reported here.
  */
-static __always_inline void count_in(void *ctx, void *counts, void *stacks, struct stk_key *key,
-				     __u64 kskip)
+static __always_inline void leave(__u32 *nest, __u32 seq)
 {
-	long id;
-
-	if (cfg_kstacks) {
-		/* kskip: frames of BPF machinery on top of the stack (fentry), dropped. */
-		id = bpf_get_stackid(ctx, stacks, kskip & BPF_F_SKIP_FIELD_MASK);
-		/*
-		 * -EFAULT: the event came from user mode (uprobe, USDT, a sample of user code):
-		 * there is no kernel stack, and nothing was lost (bcc profile reads it so too).
-		 */
-		if (id == -EFAULT)
-			id = STK_STACK_NONE;
-		else if (id < 0)
-			stat_add(is_collision(id) ? STK_STAT_KSTACK_COLLISION : STK_STAT_KSTACK_ERROR);
-		key->kstack = id;
-	} else {
-		key->kstack = STK_STACK_NOT_WANTED;
-	}
-	key->ustack = user_stack_id(ctx, stacks);
-	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
-		counts_add(counts, key, 1);
+	__sync_fetch_and_add(nest, -1);
+	if ((__s32)(*(volatile __u32 *)&drained_seq - seq) > 0)
+		stat_add(STK_STAT_DRAIN_RACE);
 }
 
 /*
- * uret: the user return address at a uprobe's entry; kret: the kernel return address at a
- * kprobe's entry (struct stk_key). Both 0 for every other trigger. kskip: kernel frames to drop
- * from the top of the stack (fentry's program and trampoline).
+ * uret: the user return address at a uprobe's entry (fp only); kret: the kernel return address
+ * at a kprobe's entry (struct stk_key). from: where the user registers are; entry: the event is
+ * at a function's first instruction. kskip: kernel frames to drop from the top of the stack.
  */
-static __always_inline int count_event_at(void *ctx, __u32 probe, __u64 uret, __u64 kret,
-					  __u32 kskip)
+static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_from from, bool entry,
+					  __u64 uret, __u64 kret, __u32 kskip)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq, g, *nest;
+	struct uregs r = {};
+	struct scratch *sc;
 	struct stk_key key;
-	__u32 g;
 
 	if (cfg_skip_idle && tgid == 0)
 		return 0;
@@ -299,40 +563,48 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, __u64 uret, __
 	stat_add(STK_STAT_EVENTS);
 	if (tgid)
 		note_first_seen(tgid);
+	sc = enter(&nest);
+	if (!sc)
+		return 0;
+	seq = *(volatile __u32 *)&gen_seq;	/* read once: the snoop event names this gen */
+	g = seq & 1;
 
 	__builtin_memset(&key, 0, sizeof(key));	/* padding included: the key is hashed as bytes */
 	key.tgid = tgid;
 	key.pid = tid;
 	key.probe = probe;
-	key.uret = uret;
 	key.kret = kret;
+	if (cfg_unwind == STK_UNWIND_FP)
+		key.uret = uret;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	key.kstack = kernel_stack(ctx, kskip, &sc->k, &key.kerr);
+	sc->walk.waits = false;
+	if (user_stack_wanted(&key.uerr)) {
+		if (cfg_unwind != STK_UNWIND_FP)
+			user_regs(ctx, from, &r.pc, &r.sp, &r.bp);
+		key.ustack = user_stack(ctx, &r, tgid, entry, sc, &key.uerr);
+	}
 
-	g = *(volatile __u32 *)&gen;	/* read once: the snoop event names this generation */
 	if (g)
-		count_in(ctx, &counts1, &stacks1, &key, kskip);
+		count_in(&counts1, &stacks1, 1, &key, sc, &r, entry);
 	else
-		count_in(ctx, &counts0, &stacks0, &key, kskip);
+		count_in(&counts0, &stacks0, 0, &key, sc, &r, entry);
 	if (cfg_snoop)
 		snoop_event(&key, g);
+	leave(nest, seq);
 	return 0;
-}
-
-static __always_inline int count_event(void *ctx, __u32 probe, __u64 uret)
-{
-	return count_event_at(ctx, probe, uret, 0, 0);
 }
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	return count_event(ctx, bpf_get_attach_cookie(ctx), 0);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), UREGS_SAMPLE, false, 0, 0, 0);
 }
 
 SEC("tracepoint")
 int on_tracepoint(void *ctx)
 {
-	return count_event(ctx, bpf_get_attach_cookie(ctx), 0);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), UREGS_TASK, false, 0, 0, 0);
 }
 
 SEC("uprobe")
@@ -341,15 +613,16 @@ int on_uprobe(struct pt_regs *ctx)
 	__u64 ret = 0;
 
 	/* At function entry the return address is the word at the stack pointer. */
-	bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx));
-	return count_event(ctx, bpf_get_attach_cookie(ctx), ret);
+	if (cfg_unwind == STK_UNWIND_FP)
+		bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx));
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), UREGS_CTX, true, ret, 0, 0);
 }
 
 SEC("usdt")
 int on_usdt(struct pt_regs *ctx)
 {
 	/* USDT sites sit inside function bodies, after the prologue: the frame chain is whole. */
-	return count_event(ctx, bpf_usdt_cookie(ctx), 0);
+	return count_event_at(ctx, bpf_usdt_cookie(ctx), UREGS_CTX, false, 0, 0, 0);
 }
 
 /*
@@ -369,19 +642,21 @@ static __always_inline __u64 kernel_entry_ret(struct pt_regs *ctx)
 SEC("kprobe")
 int on_kprobe(struct pt_regs *ctx)
 {
-	return count_event_at(ctx, bpf_get_attach_cookie(ctx), 0, kernel_entry_ret(ctx), 0);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), UREGS_TASK, false, 0,
+			      kernel_entry_ret(ctx), 0);
 }
 
 SEC("kprobe.multi")
 int on_kprobe_multi(struct pt_regs *ctx)
 {
-	return count_event_at(ctx, bpf_get_attach_cookie(ctx), 0, kernel_entry_ret(ctx), 0);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), UREGS_TASK, false, 0,
+			      kernel_entry_ret(ctx), 0);
 }
 
 /*
  * fentry (BPF trampoline), where a kernel has no kprobes. The section names no function: stkrec
  * sets the first target before load and loads one copy of the final instructions per further
- * function (record/probe.c). In a tracing program bpf_get_stackid() unwinds from the helper's
+ * function (record/probe.c). In a tracing program bpf_get_stack() unwinds from the helper's
  * caller: the stack starts with this program and the trampoline (bpf_prog_*_on_fentry,
  * bpf_trampoline_*), then the traced function (entered, so its caller follows): skip those two
  * and the stack reads as a kprobe's. Checked on 6.1 by tests/vm/kfunc.sh.
@@ -391,7 +666,8 @@ int on_kprobe_multi(struct pt_regs *ctx)
 SEC("fentry")
 int on_fentry(void *ctx)
 {
-	return count_event_at(ctx, bpf_get_attach_cookie(ctx), 0, 0, FENTRY_KSKIP);
+	return count_event_at(ctx, bpf_get_attach_cookie(ctx), UREGS_TASK, false, 0, 0,
+			      FENTRY_KSKIP);
 }
 
 /*
@@ -399,28 +675,34 @@ int on_fentry(void *ctx)
  * executable and the dynamic loader by descriptor before the program can delete or replace
  * them, and records the new comm. The libraries are mapped later, by ld.so in the new image:
  * forget the tgid too, so its next event sends a fresh notification when they are there.
+ * A raw tracepoint: unlike a tracefs tracepoint it attaches without tracefs mounted.
  */
-SEC("tracepoint/sched/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
 	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);	/* the old image's tables */
+	__sync_fetch_and_add(&seen_epoch, 1);	/* after the delete: see note_first_seen() */
 	if (traced(tgid, tid))
-		send_notify(tgid);
+		send_notify(tgid, STK_NOTIFY_EXEC);
 	return 0;
 }
 
 /* The group leader exits: the tgid may be reused by a new process, which must be read anew. */
-SEC("tracepoint/sched/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int on_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 
-	if (tgid == (__u32)pid_tgid)
-		bpf_map_delete_elem(&seen, &tgid);
+	if (tgid != (__u32)pid_tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	__sync_fetch_and_add(&seen_epoch, 1);
 	return 0;
 }
 
@@ -476,15 +758,17 @@ static __always_inline bool in_ptrace_stop(struct task_struct *task)
 
 /*
  * prev is current here: its stacks are the ones it blocks in. They go to stacks0 whatever the
- * generation, since the time is known only when the task runs again, possibly intervals later,
- * after both generations were drained: in this mode stkrec never clears the stack map
- * (rec_maps.keep_stacks) and drains both generations' counts against stacks0.
+ * generation: the time is known only when the task runs again, possibly intervals later, and
+ * is counted into the generation of that moment. In this mode stkrec drains stacks0 at every
+ * drain into a cache that lasts the whole run (stacks_fd[1] aliases stacks0), so a count can
+ * name a stack stored any time before it.
  */
-static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev, __u64 now)
+static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev, __u64 now,
+					      struct scratch *sc)
 {
+	struct uregs r = {};
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
-	long id;
 
 	if (tid == 0)
 		return;		/* the idle task: its "blocked" time is busy CPU time */
@@ -503,25 +787,25 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.tgid = tgid;
 	st.key.pid = tid;
 	bpf_get_current_comm(st.key.comm, sizeof(st.key.comm));
-	if (cfg_kstacks) {
-		/*
-		 * The walk starts inside the tracing machinery: this program and bpf_trace_run4()
-		 * sit above __schedule(). Skip them, as the trampoline frames of fentry are.
-		 */
-		id = bpf_get_stackid(ctx, &stacks0, OFFCPU_KSKIP & BPF_F_SKIP_FIELD_MASK);
-		if (id < 0)
-			stat_add(is_collision(id) ? STK_STAT_KSTACK_COLLISION :
-						    STK_STAT_KSTACK_ERROR);
-		st.key.kstack = id;
-	} else {
-		st.key.kstack = STK_STACK_NOT_WANTED;
+	/*
+	 * The kernel walk starts inside the tracing machinery: this program and bpf_trace_run4()
+	 * sit above __schedule(). Skip them, as the trampoline frames of fentry are.
+	 */
+	st.key.kstack = kernel_stack(ctx, OFFCPU_KSKIP, &sc->k, &st.key.kerr);
+	if (user_stack_wanted(&st.key.uerr)) {
+		if (cfg_unwind != STK_UNWIND_FP)
+			user_regs(ctx, UREGS_TASK, &r.pc, &r.sp, &r.bp);
+		st.key.ustack = user_stack(ctx, &r, tgid, false, sc, &st.key.uerr);
 	}
-	st.key.ustack = user_stack_id(ctx, &stacks0);
+	store_stack(&stacks0, &nstacks[0], &st.key.kstack, &st.key.kerr, &sc->k,
+		    STK_STAT_KSTACK_FULL);
+	store_stack(&stacks0, &nstacks[0], &st.key.ustack, &st.key.uerr, &sc->u,
+		    STK_STAT_USTACK_FULL);
 	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);
 }
 
-/* next runs again: its blocked time, in microseconds, goes to the generation counting now. */
-static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
+/* next runs again: its blocked time, in microseconds, goes to generation g. */
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
@@ -536,10 +820,10 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	if (us < cfg_min_block_us || us > cfg_max_block_us)
 		return;
 	stat_add(STK_STAT_EVENTS);
-	if (*(volatile __u32 *)&gen)
-		counts_add(&counts1, &key, us);
+	if (g)
+		counts_add(&counts1, &nkeys[1], &key, us);
 	else
-		counts_add(&counts0, &key, us);
+		counts_add(&counts0, &nkeys[0], &key, us);
 }
 
 /*
@@ -551,8 +835,15 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
+	struct scratch *sc;
+	__u32 seq, *nest;
 
-	offcpu_switch_out(ctx, prev, now);
-	offcpu_switch_in(next, now);
+	sc = enter(&nest);
+	if (!sc)
+		return 0;
+	seq = *(volatile __u32 *)&gen_seq;
+	offcpu_switch_out(ctx, prev, now, sc);
+	offcpu_switch_in(next, now, seq & 1);
+	leave(nest, seq);
 	return 0;
 }

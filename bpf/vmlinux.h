@@ -42,6 +42,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_STACK_TRACE = 7,
 	BPF_MAP_TYPE_LRU_HASH = 9,
+	BPF_MAP_TYPE_PERCPU_HASH = 5,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -51,7 +52,13 @@ enum {
 	BPF_EXIST = 2,
 };
 
-/* Flags of bpf_get_stackid(). */
+/* Map flags (BPF_MAP_CREATE map_flags). */
+enum {
+	BPF_F_NO_PREALLOC = (1U << 0),
+	BPF_F_MMAPABLE = (1U << 10),
+};
+
+/* Flags of bpf_get_stackid() and bpf_get_stack(). */
 enum {
 	BPF_F_SKIP_FIELD_MASK = 0xffULL,
 	BPF_F_USER_STACK = (1ULL << 8),
@@ -87,9 +94,18 @@ struct pt_regs {
 	unsigned long ss;
 } __attribute__((preserve_access_index));
 
-/* Context of BPF_PROG_TYPE_PERF_EVENT programs (UAPI). */
+/*
+ * Context of BPF_PROG_TYPE_PERF_EVENT programs (UAPI: bpf_user_pt_regs_t is the x86-64 UAPI
+ * struct pt_regs, 8-byte fields at fixed offsets). Not relocated: the kernel's own pt_regs has
+ * a 2-byte cs today, and the verifier allows only whole 8-byte loads of this context.
+ */
+struct user_pt_regs_uapi {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax;
+	unsigned long ip, cs, flags, sp, ss;
+};
+
 struct bpf_perf_event_data {
-	struct pt_regs regs;
+	struct user_pt_regs_uapi regs;
 	__u64 sample_period;
 	__u64 addr;
 };

@@ -20,8 +20,8 @@ const char *cap_meta_get(const struct cap_meta *meta, const char *key)
 const char *cap_loss_name(unsigned int kind)
 {
 	static const char *const names[CAP_LOSS__COUNT] = {
-		[CAP_LOSS_KSTACK_COLLISION] = "kernel stacks lost to stack-map collisions",
-		[CAP_LOSS_USTACK_COLLISION] = "user stacks lost to stack-map collisions",
+		[CAP_LOSS_KSTACK_COLLISION] = "kernel stacks lost (stack map full or collision)",
+		[CAP_LOSS_USTACK_COLLISION] = "user stacks lost (stack map full or collision)",
 		[CAP_LOSS_KSTACK_ERROR] = "kernel stacks lost to other errors",
 		[CAP_LOSS_USTACK_MISSING] = "user stacks missing (no readable user stack)",
 		[CAP_LOSS_COUNTS_FULL] = "events not counted (counts map full)",
@@ -30,6 +30,15 @@ const char *cap_loss_name(unsigned int kind)
 		[CAP_LOSS_NOTIFY_DROPPED] = "new-process notifications dropped",
 		[CAP_LOSS_MAPS_UNREAD] = "events of processes exited before their maps were read",
 		[CAP_LOSS_EVENTS_DROPPED] = "events dropped (ring buffer full)",
+		[CAP_LOSS_USTACK_PROC_UNKNOWN] = "user stacks cut: process mappings not loaded yet",
+		[CAP_LOSS_USTACK_NO_MAPPING] = "user stacks cut at an address in no known mapping",
+		[CAP_LOSS_USTACK_NO_CFI] = "user stacks cut at code without CFI",
+		[CAP_LOSS_USTACK_UNSUPPORTED] = "user stacks cut at an unsupported CFI rule",
+		[CAP_LOSS_USTACK_READ_FAULT] = "user stacks cut: stack memory not readable",
+		[CAP_LOSS_USTACK_BAD_FRAME] = "user stacks cut at a frame not moving up the stack",
+		[CAP_LOSS_USTACK_TABLE_LIMIT] = "user stacks cut: unwind table over --unwind-memory",
+		[CAP_LOSS_DRAIN_RACE] = "events counted while their generation was drained",
+		[CAP_LOSS_NESTED] = "events not counted (BPF programs nested too deep)",
 	};
 
 	if (kind < CAP_LOSS__COUNT && names[kind])

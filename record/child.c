@@ -117,7 +117,7 @@ static void handle_stop(struct rec_child *c, int status, struct rec_procs *procs
 
 	if (event == PTRACE_EVENT_EXIT) {
 		/* The last moment its mappings exist, with every library it loaded. */
-		rec_procs__note(procs, c->pid, true);
+		rec_procs__note(procs, c->pid, REC_READ_AGAIN);
 	} else if (event == PTRACE_EVENT_EXEC) {
 		/*
 		 * A later exec of the command (`sh -c "exec prog"`). Without TRACEEXEC it would

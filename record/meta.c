@@ -159,6 +159,10 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	put(l, "stack_storage_size", "%u", o->stack_storage_size);
 	put(l, "hash_storage_size", "%u", o->hash_storage_size);
 	put(l, "objects", "%s", rec_objects_mode(o));	/* what OBJECTS records embed */
+	/* how user stacks were walked (docs/bpf.md 7) */
+	put(l, "unwind", "%s", rec_unwind_mode_name(o->unwind));
+	if (o->unwind != STK_UNWIND_FP)
+		put(l, "unwind_memory_mb", "%u", o->unwind_mb);
 	free(argv);
 	free(tids);
 }

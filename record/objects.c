@@ -50,6 +50,7 @@ struct rec_object {
 	uint8_t *image;		/* the vdso: a copy of stkrec's own */
 	size_t image_len;
 	bool queued;		/* handed out by rec_procs__hit_objects() */
+	struct rec_utable *utable;	/* CFI table for the BPF walker, or NULL */
 };
 
 struct written_id {
@@ -61,6 +62,7 @@ struct rec_objects {
 	void *by_inode;		/* tsearch tree of struct rec_object, by (dev, inode) */
 	void *written;		/* tsearch tree of struct written_id */
 	struct rec_object *vdso;
+	struct rec_unwind *unwind;	/* builds the walker's tables (NULL: --unwind fp) */
 	bool warned;
 };
 
@@ -125,7 +127,7 @@ static void gnu_build_id(Elf *e, struct rec_object *obj)
 }
 
 /* The vdso image of this process: one [vdso] line of /proc/self/maps. */
-static struct rec_object *read_vdso(void)
+static struct rec_object *read_vdso(struct rec_unwind *unwind)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	char line[512], path[PATH_MAX];
@@ -160,6 +162,7 @@ static struct rec_object *read_vdso(void)
 		return NULL;
 	e = elf_memory((char *)obj->image, obj->image_len);
 	gnu_build_id(e, obj);
+	obj->utable = rec_unwind__table(unwind, e, obj->build_id, obj->build_id_len);
 	if (e)
 		elf_end(e);
 	if (!obj->build_id_len)
@@ -178,7 +181,7 @@ static void raise_fd_limit(void)
 	}
 }
 
-struct rec_objects *rec_objects__new(void)
+struct rec_objects *rec_objects__new(struct rec_unwind *unwind)
 {
 	struct rec_objects *os = calloc(1, sizeof(*os));
 
@@ -186,7 +189,8 @@ struct rec_objects *rec_objects__new(void)
 		return NULL;
 	elf_version(EV_CURRENT);
 	raise_fd_limit();
-	os->vdso = read_vdso();	/* NULL on an exotic system: vdso frames stay unnamed */
+	os->unwind = unwind;
+	os->vdso = read_vdso(unwind);	/* NULL on an exotic system: vdso frames stay unnamed */
 	return os;
 }
 
@@ -259,15 +263,18 @@ static void pseudo_id(int fd, struct rec_object *obj)
 	obj->map_flags |= CAP_MAP_F_PSEUDO_ID;
 }
 
-static void identify(struct rec_object *obj)
+/* Build-id (or pseudo id), and the unwind table while the file is open anyway. */
+static void identify(struct rec_objects *os, struct rec_object *obj)
 {
 	Elf *e = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
 
 	gnu_build_id(e, obj);
-	if (e)
-		elf_end(e);
 	if (!obj->build_id_len)
 		pseudo_id(obj->fd, obj);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		obj->utable = rec_unwind__table(os->unwind, e, obj->build_id, obj->build_id_len);
+	if (e)
+		elf_end(e);
 }
 
 /* The host path names another file (or none): the path is valid only in the process's root. */
@@ -278,7 +285,8 @@ static bool host_path_differs(const struct cap_mapping *m)
 	return stat(m->path, &st) || st.st_dev != m->dev || st.st_ino != m->inode;
 }
 
-static struct rec_object *open_object(uint32_t pid, const struct cap_mapping *m, bool other_ns)
+static struct rec_object *open_object(struct rec_objects *os, uint32_t pid,
+				      const struct cap_mapping *m, bool other_ns)
 {
 	struct rec_object *obj = object_new(m->dev, m->inode, m->kind, m->path);
 
@@ -289,7 +297,7 @@ static struct rec_object *open_object(uint32_t pid, const struct cap_mapping *m,
 		obj->map_flags |= CAP_MAP_F_NS_PATH;
 	obj->fd = open_mapping(pid, m);
 	if (obj->fd >= 0)
-		identify(obj);
+		identify(os, obj);
 	if (!obj->build_id_len)
 		obj->map_flags |= CAP_MAP_F_NO_BUILD_ID;
 	return obj;
@@ -306,7 +314,7 @@ struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct
 			obj = os->vdso;
 	} else if (m->kind == CAP_MAP_FILE || m->kind == CAP_MAP_MEMFD) {
 		found = tfind(&key, &os->by_inode, cmp_object);
-		obj = found ? *found : open_object(pid, m, other_ns);
+		obj = found ? *found : open_object(os, pid, m, other_ns);
 		/* Cached also when unreadable: the same (dev, inode) will not become readable. */
 		if (obj && !found && !tsearch(obj, &os->by_inode, cmp_object)) {
 			free_object(obj);
@@ -324,6 +332,11 @@ struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct
 	memcpy(m->build_id, obj->build_id, obj->build_id_len);
 	m->build_id_len = obj->build_id_len;
 	return obj->build_id_len ? obj : NULL;
+}
+
+struct rec_utable *rec_object__utable(const struct rec_object *obj)
+{
+	return obj ? obj->utable : NULL;
 }
 
 bool rec_object__queue(struct rec_object *obj)

@@ -19,6 +19,8 @@ enum {
 	OPT_EMBED_OBJECTS,
 	OPT_MAX_KPROBES,
 	OPT_RINGBUF_SIZE,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +47,8 @@ static const struct option long_opts[] = {
 	{ "embed-objects", no_argument, NULL, OPT_EMBED_OBJECTS },
 	{ "max-kprobes", required_argument, NULL, OPT_MAX_KPROBES },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -81,6 +85,9 @@ static const char usage_text[] =
 	"      --min-block USECS      --offcpu: ignore blocks shorter than USECS (default 1)\n"
 	"      --max-block USECS      --offcpu: ignore blocks longer than USECS\n"
 	"      --max-kprobes N        refuse a kernel-function pattern matching more (default 1000)\n"
+	"      --unwind fp|cfi|auto   user stacks: frame pointers, CFI (.eh_frame) tables, or CFI\n"
+	"                             where an object has it and frame pointers otherwise (default)\n"
+	"      --unwind-memory MB     memory for the CFI tables of all objects (default 64)\n"
 	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
 	"      --embed-objects        embed whole object files (a postmortem archive)\n"
 	"      --stack-storage-size N stack-map entries (default 16384)\n"
@@ -141,6 +148,17 @@ int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n)
 out:
 	free(v);
 	return err;
+}
+
+const char *rec_unwind_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case STK_UNWIND_FP:
+		return "fp";
+	case STK_UNWIND_CFI:
+		return "cfi";
+	}
+	return "auto";
 }
 
 static int usage_err(const char *fmt, const char *arg)
@@ -256,6 +274,19 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case OPT_SNOOP:
 		o->snoop = true;
 		return 0;
+	case OPT_UNWIND:
+		for (v = STK_UNWIND_FP; v <= STK_UNWIND_AUTO; v++)
+			if (!strcmp(arg, rec_unwind_mode_name(v)))
+				break;
+		if (v > STK_UNWIND_AUTO)
+			return usage_err("invalid --unwind '%s' (fp, cfi or auto)", arg);
+		o->unwind = v;
+		return 0;
+	case OPT_UNWIND_MEMORY:
+		if (rec_parse_u64(arg, 1, 4096, &v))
+			return usage_err("invalid --unwind-memory '%s' (1 to 4096 MB)", arg);
+		o->unwind_mb = v;
+		return 0;
 	case OPT_RINGBUF_SIZE:
 		if (rec_parse_u64(arg, 1, 1024, &v) || (v & (v - 1)))
 			return usage_err("invalid --ringbuf-size '%s' (MB, a power of two up to 1024)",
@@ -318,6 +349,8 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	o->cpu = -1;	/* freq_hz and period: rec_event_defaults(), once -F and -c are known */
 	o->stack_storage_size = 16384;
 	o->hash_storage_size = 40960;
+	o->unwind = STK_UNWIND_AUTO;
+	o->unwind_mb = 64;
 	o->ringbuf_mb = 16;
 	o->min_block_us = 1;
 	o->max_block_us = UINT64_MAX / 1000;

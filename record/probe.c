@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -31,6 +33,7 @@ struct rec_probe {
 	enum rec_kfunc_mode kfunc_mode;
 	int *fentry_fds;	/* fentry: one program copy and one link per function */
 	uint32_t nfentry;
+	size_t rows_len;	/* bytes of unwind_rows mapped at maps.unwind_rows */
 };
 
 static int add_link(struct rec_probe *p, struct bpf_link *link)
@@ -49,6 +52,7 @@ static int add_link(struct rec_probe *p, struct bpf_link *link)
 	return 0;
 }
 
+/* Frames per stack: kernel.perf_event_max_stack, as the kernel's own walks, up to our limit. */
 static uint32_t read_max_stack(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
@@ -59,7 +63,9 @@ static uint32_t read_max_stack(void)
 			v = 0;
 		fclose(f);
 	}
-	return v ? v : STK_DEFAULT_DEPTH;
+	if (!v)
+		return STK_DEFAULT_DEPTH;
+	return v < STK_MAX_DEPTH ? v : STK_MAX_DEPTH;
 }
 
 static bool uses_kind(const struct rec_spec *specs, int n, uint32_t kind)
@@ -103,23 +109,26 @@ static int size_maps(struct rec_probe *p, const struct rec_opts *o)
 	struct stkrec_bpf *s = p->skel;
 	struct bpf_map *stacks[2] = { s->maps.stacks0, s->maps.stacks1 };
 	struct bpf_map *counts[2] = { s->maps.counts0, s->maps.counts1 };
+	bool cfi = o->unwind != STK_UNWIND_FP;
 	int err = 0;
 
 	p->maps.depth = read_max_stack();
-	/*
-	 * A stack id is a bucket of the kernel's stack map, which has roundup_pow_of_two(max_entries)
-	 * of them (kernel/bpf/stackmap.c): ids reach that many, not max_entries.
-	 */
-	p->maps.stack_entries = 1;
-	while (p->maps.stack_entries < o->stack_storage_size)
-		p->maps.stack_entries <<= 1;
+	p->maps.stack_entries = o->stack_storage_size;
+	p->maps.count_entries = o->hash_storage_size;
 	for (int g = 0; g < 2 && !err; g++) {
-		err = bpf_map__set_value_size(stacks[g], p->maps.depth * sizeof(uint64_t));
+		err = bpf_map__set_value_size(stacks[g], 8 + p->maps.depth * sizeof(uint64_t));
 		if (!err)
 			err = bpf_map__set_max_entries(stacks[g], o->stack_storage_size);
 		if (!err)
 			err = bpf_map__set_max_entries(counts[g], o->hash_storage_size);
 	}
+	/* Without CFI the walker's maps stay at one entry. */
+	p->maps.unwind_rows_cap = cfi ? (uint32_t)((uint64_t)o->unwind_mb * (1u << 20) /
+						   sizeof(struct stk_urow)) : 1;
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.unwind_rows, p->maps.unwind_rows_cap);
+	if (!err && !cfi)
+		err = bpf_map__set_max_entries(s->maps.unwind_procs, 1);
 	return err;
 }
 
@@ -133,11 +142,19 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_ustacks = !o->kernel_only;
 	ro->cfg_skip_idle = nspecs == 0 && !o->include_idle;
 	ro->cfg_snoop = o->snoop;
+	ro->cfg_depth = p->maps.depth;
+	ro->cfg_unwind = o->unwind;
+	/* --snoop and --offcpu count elsewhere than where a deferred event would be added */
+	ro->cfg_defer = o->unwind != STK_UNWIND_FP && !o->snoop && !o->offcpu;
+	/* Keyed stack hashes: a traced program cannot aim two stacks at one hash. */
+	if (getrandom((void *)&ro->cfg_hash_seed, sizeof(ro->cfg_hash_seed), 0) !=
+	    sizeof(ro->cfg_hash_seed))
+		ro->cfg_hash_seed = rec_now_ns();
 }
 
 /*
  * --offcpu: on_sched_switch instead of the perf-event sampler; the block bounds
- * as knobs. Its stack ids all go to stacks0 (bpf/stkrec.bpf.c, offcpu_switch_out), so stacks1
+ * as knobs. Its stacks all go to stacks0 (bpf/stkrec.bpf.c, offcpu_switch_out), so stacks1
  * shrinks to one entry. Without --offcpu its program stays unloaded and its map minimal.
  */
 static int offcpu_prepare(struct rec_probe *p, const struct rec_opts *o)
@@ -458,7 +475,7 @@ static int attach_offcpu(struct rec_probe *p)
 	return 0;
 }
 
-static int attach_all(struct rec_probe *p, const struct rec_opts *o, struct rec_spec *specs,
+int rec_probe__attach(struct rec_probe *p, const struct rec_opts *o, struct rec_spec *specs,
 		      int n)
 {
 	int err = add_link(p, bpf_program__attach(p->skel->progs.on_exec));
@@ -466,7 +483,7 @@ static int attach_all(struct rec_probe *p, const struct rec_opts *o, struct rec_
 	if (!err)
 		err = add_link(p, bpf_program__attach(p->skel->progs.on_exit));
 	if (err)
-		return rec_err(err, "cannot attach to sched:sched_process_exec/exit: %s",
+		return rec_err(err, "cannot attach to the sched_process_exec/exit raw tracepoints: %s",
 			       strerror(-err));
 	if (o->offcpu)
 		return attach_offcpu(p);
@@ -484,9 +501,10 @@ static int on_notify(void *ctx, void *data, size_t len)
 	return p->notify_fn ? p->notify_fn(p->notify_ctx, data, len) : 0;
 }
 
-static void fill_maps(struct rec_probe *p)
+static int fill_maps(struct rec_probe *p)
 {
 	struct stkrec_bpf *s = p->skel;
+	void *rows;
 
 	p->maps.counts_fd[0] = bpf_map__fd(s->maps.counts0);
 	p->maps.counts_fd[1] = bpf_map__fd(s->maps.counts1);
@@ -495,7 +513,25 @@ static void fill_maps(struct rec_probe *p)
 	p->maps.stats_fd = bpf_map__fd(s->maps.stats);
 	p->maps.snoop_drops_fd = bpf_map__fd(s->maps.snoop_drops);
 	p->maps.events_fd = bpf_map__fd(s->maps.events);
-	p->maps.gen = &s->bss->gen;
+	p->maps.unwind_procs_fd = bpf_map__fd(s->maps.unwind_procs);
+	p->maps.deferred_fd = s->rodata->cfg_defer ? bpf_map__fd(s->maps.deferred) : -1;
+	p->maps.unwind = s->rodata->cfg_unwind;
+	p->maps.gen_seq = &s->bss->gen_seq;
+	p->maps.drained_seq = &s->bss->drained_seq;
+	p->maps.nstacks = (volatile uint64_t *)s->bss->nstacks;
+	p->maps.nkeys = (volatile uint64_t *)s->bss->nkeys;
+	if (p->maps.unwind == STK_UNWIND_FP)
+		return 0;
+	/* The rows are copied in by record/unwind.c through this mapping, without a syscall. */
+	p->rows_len = (size_t)p->maps.unwind_rows_cap * sizeof(struct stk_urow);
+	rows = mmap(NULL, p->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    bpf_map__fd(s->maps.unwind_rows), 0);
+	if (rows == MAP_FAILED) {
+		p->rows_len = 0;
+		return -errno;
+	}
+	p->maps.unwind_rows = rows;
+	return 0;
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -522,7 +558,6 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		err = rec_err(-errno, "cannot open the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	set_knobs(p, o, n, child_pid);
 	choose_programs(p, specs, n);
 	err = set_fentry_target(p, specs, n);
 	if (err) {
@@ -530,10 +565,14 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		goto fail;
 	}
 	err = size_maps(p, o);
+	set_knobs(p, o, n, child_pid);	/* after size_maps(): it sets the depth */
 	if (!err)
 		err = offcpu_prepare(p, o);
 	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
 		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
+	/* about 500 deferred events: the first ones of new processes, read every 20 ms */
+	if (!err && p->skel->rodata->cfg_defer)
+		err = bpf_map__set_max_entries(p->skel->maps.deferred, 8u << 20);
 	if (err) {
 		rec_err(err, "cannot size the BPF maps: %s", strerror(-err));
 		goto fail;
@@ -544,11 +583,15 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 			strerror(-err));
 		goto fail;
 	}
-	fill_maps(p);
+	err = fill_maps(p);
+	if (err) {
+		rec_err(err, "cannot map the unwind tables: %s", strerror(-err));
+		goto fail;
+	}
 	if (o->offcpu) {
-		/* Both generations' counts refer to stacks0, which the drain keeps. */
+		/* Both generations' counts refer to stacks0 (see offcpu_switch_out). */
 		p->maps.stacks_fd[1] = p->maps.stacks_fd[0];
-		p->maps.keep_stacks = true;
+		p->maps.offcpu = true;
 	}
 	err = fill_filters(p, o, child_pid);
 	if (err) {
@@ -560,9 +603,6 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		err = rec_err(-errno, "cannot open the BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	err = attach_all(p, o, specs, n);
-	if (err)
-		goto fail;
 	return p;
 fail:
 	rec_probe__close(p);
@@ -612,6 +652,8 @@ void rec_probe__close(struct rec_probe *p)
 		close(p->fentry_fds[i - 1]);
 	free(p->fentry_fds);
 	ring_buffer__free(p->rb);
+	if (p->rows_len)
+		munmap(p->maps.unwind_rows, p->rows_len);
 	stkrec_bpf__destroy(p->skel);
 	free(p->links);
 	free(p->perf_fds);

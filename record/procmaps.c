@@ -38,6 +38,7 @@ struct proc_entry {
 struct rec_procs {
 	void *procs;		/* tsearch tree of struct proc_entry, by pid */
 	struct rec_objects *objects;
+	struct rec_unwind *unwind;
 	struct proc_entry **pending;
 	uint32_t npending, cap;
 	struct cap_process *out;
@@ -68,7 +69,7 @@ static void read_mnt_ns(uint32_t pid, char *buf, size_t sz)
 	buf[n > 0 ? n : 0] = 0;
 }
 
-struct rec_procs *rec_procs__new(void)
+struct rec_procs *rec_procs__new(struct rec_unwind *unwind)
 {
 	struct rec_procs *ps = calloc(1, sizeof(*ps));
 
@@ -77,7 +78,8 @@ struct rec_procs *rec_procs__new(void)
 	ps->clk_tck = sysconf(_SC_CLK_TCK);
 	if (ps->clk_tck <= 0)
 		ps->clk_tck = 100;
-	ps->objects = rec_objects__new();
+	ps->unwind = unwind;
+	ps->objects = rec_objects__new(unwind);
 	if (!ps->objects) {
 		free(ps);
 		return NULL;
@@ -371,6 +373,25 @@ static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
 	return 0;
 }
 
+/* The walker's view of the process: its mappings with their objects' unwind tables. */
+static int publish_unwind(struct rec_procs *ps, const struct proc_read *r, bool settle)
+{
+	struct rec_utable **tables;
+	int err;
+
+	if (!ps->unwind)
+		return 0;
+	tables = calloc(r->nranges ? r->nranges : 1, sizeof(*tables));
+	if (!tables)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->nranges; i++)
+		tables[i] = rec_object__utable(r->ranges[i].obj);
+	/* ranges and p.maps were pushed together: one entry per executable mapping */
+	err = rec_unwind__proc(ps->unwind, r->p.pid, r->p.maps, tables, r->nranges, settle);
+	free(tables);
+	return err;
+}
+
 static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r)
 {
 	clear_process(&e->rec);
@@ -382,7 +403,7 @@ static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct pro
 	return mark_pending(ps, e);
 }
 
-int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force)
+int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
 {
 	struct proc_entry *e = find_entry(ps, pid);
 	struct proc_read r = { 0 };
@@ -392,7 +413,7 @@ int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force)
 
 	if (!pid)
 		return 0;
-	if (e && !force && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
+	if (e && why == REC_READ_IF_NEW && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
 		/* Known: read again only when the pid now belongs to another process. */
 		if (read_stat(ps, pid, comm, sizeof(comm), &start, &state) || start == e->rec.start_time)
 			return 0;
@@ -403,9 +424,10 @@ int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force)
 		return err;
 	}
 	e = e ? e : get_entry(ps, pid);
-	if (!e) {
+	err = e ? publish_unwind(ps, &r, why == REC_READ_MISSING) : -ENOMEM;
+	if (err) {
 		clear_read(&r);
-		return -ENOMEM;
+		return err;
 	}
 	return replace_record(ps, e, &r);
 }
@@ -420,7 +442,7 @@ bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)
 		return true;
 	if (e)
 		return !(e->rec.flags & CAP_PROC_F_NO_MAPS);
-	if (!rec_procs__note(ps, pid, false))
+	if (!rec_procs__note(ps, pid, REC_READ_IF_NEW))
 		return true;
 	/* Gone before we could read it: a record that says so, with the comm BPF saw. */
 	e = get_entry(ps, pid);

@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <libelf.h>
+#include <linux/types.h>
+
+#include "stk/abi.h"
 #include "stk/capture.h"
 
 /* ---- options (opts.c) ------------------------------------------------------------------ */
@@ -38,6 +42,8 @@ struct rec_opts {
 	uint32_t ringbuf_mb;	/* --ringbuf-size: the --snoop ring buffer, all CPUs */
 	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
 	uint64_t min_block_us, max_block_us;
+	uint32_t unwind;	/* --unwind: enum stk_unwind */
+	uint32_t unwind_mb;	/* --unwind-memory: the CFI tables' rows, all objects */
 	bool no_symtabs;	/* --no-symtabs */
 	bool embed_objects;	/* --embed-objects */
 	uint32_t max_kprobes;	/* --max-kprobes */
@@ -58,6 +64,9 @@ void rec_opts__free(struct rec_opts *opts);
 
 /* Parse "1,2,3" into a new array; -EINVAL on anything but positive decimal ids. */
 int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n);
+
+/* "fp", "cfi" or "auto": --unwind's spelling and the meta key `unwind`. */
+const char *rec_unwind_mode_name(uint32_t mode);
 
 /* Parse a decimal number in [min, max]; -EINVAL otherwise. */
 int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
@@ -189,6 +198,97 @@ const char *rec_kfunc_mode_name(enum rec_kfunc_mode mode);
  */
 int rec_kfunc_resolve(struct rec_spec *s, const struct rec_opts *o);
 
+/* ---- CFI unwind tables (cfi.c: from .eh_frame; unwind.c: shared with BPF) ------------------ */
+
+/* Why a DWARF row became STK_CFA_UNSUPPORTED: the first of these that applies. */
+enum rec_cfi_why {
+	REC_CFI_WHY_RA = 0,	/* return address elsewhere than at CFA - 8 (and not undefined) */
+	REC_CFI_WHY_CFA_REG,	/* CFA from a register other than rsp and rbp, or no CFA rule */
+	REC_CFI_WHY_CFA_OFF,	/* CFA offset outside 0..65535 (-32768..32767 for DRAP) */
+	REC_CFI_WHY_CFA_EXPR,	/* CFA expression of none of the shapes a row holds */
+	REC_CFI_WHY_RBP,	/* rbp neither unchanged nor in an 8-byte slot (s8 words) of CFA or rbp */
+	REC_CFI_WHY__COUNT
+};
+
+/* Where a table's CFI came from (rec_cfi.sources). */
+#define REC_CFI_SRC_EH_FRAME 0x1	/* the .eh_frame section */
+#define REC_CFI_SRC_EH_FRAME_HDR 0x2	/* .eh_frame found by PT_GNU_EH_FRAME: no section headers */
+#define REC_CFI_SRC_DEBUG_FRAME 0x4	/* the .debug_frame section */
+
+/*
+ * The compact unwind table of one x86-64 object (include/stk/abi.h): rows sorted by pc, each
+ * valid up to the next row, consecutive rows never equal (kind, cfa_off, rbp_off). rows[0].pc is
+ * 0; every address no FDE covers is in a STK_CFA_GAP row, and the last row is one.
+ */
+struct rec_cfi {
+	uint64_t base;		/* ELF virtual address that rows[].pc counts from */
+	uint32_t nrows;
+	struct stk_urow *rows;
+	/* What building it found, for a summary (filled on errors too). */
+	uint32_t sources;	/* REC_CFI_SRC_* */
+	uint32_t nfdes;		/* FDEs whose rules are in the table */
+	uint32_t nfdes_overlap;	/* FDEs starting inside an earlier one: clipped, or dropped */
+	uint32_t nfdes_dropped;	/* empty FDEs, or outside every executable segment */
+	uint32_t nbad;		/* malformed entries skipped: CIEs, FDEs (their range is a gap) */
+	uint32_t ndwarf_rows;	/* rows the FDEs' instructions gave, before merging */
+	uint32_t kinds[STK_CFA_UNSUPPORTED + 1];	/* rows of the table per enum stk_cfa */
+	uint32_t why[REC_CFI_WHY__COUNT];	/* DWARF rows per reason they are unsupported */
+};
+
+/*
+ * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when there are no section
+ * headers) and its .debug_frame, .eh_frame winning where both cover an address (record/cfi.c
+ * says how overlapping FDEs are resolved). e's data is not referenced after the call.
+ * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
+ * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP
+ * when e is not an x86-64 ELF object; -ENOMEM. On error out has no rows, only statistics.
+ * Thread safety: one call per Elf at a time (libelf's rules).
+ */
+int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out);
+/* Free t's rows (t itself is the caller's); takes NULL. */
+void rec_cfi__free(struct rec_cfi *t);
+/* The row covering ELF virtual address vaddr, lent by t; NULL below the first row. */
+const struct stk_urow *rec_cfi__lookup(const struct rec_cfi *t, uint64_t vaddr);
+
+/* The tables the BPF walker reads: one per build-id, and each process's mappings. */
+struct rec_maps;
+struct rec_unwind;
+struct rec_utable;
+
+struct rec_unwind_stats {
+	uint32_t objects;	/* tables built (one per build-id) */
+	uint32_t over_limit;	/* objects whose table did not fit --unwind-memory */
+	uint32_t rows;		/* rows in the BPF array */
+	uint64_t build_ns;	/* time spent building tables */
+	uint64_t published;	/* process mapping lists written to BPF */
+};
+
+/* NULL with --unwind fp (every call below takes NULL and does nothing). */
+struct rec_unwind *rec_unwind__new(const struct rec_opts *o);
+void rec_unwind__free(struct rec_unwind *u);
+/* The BPF maps exist now (after load, before attach): tables and processes can go in. */
+void rec_unwind__attach(struct rec_unwind *u, const struct rec_maps *maps);
+/* The table of object e with this build-id, built on first use. NULL: none can be built. */
+struct rec_utable *rec_unwind__table(struct rec_unwind *u, Elf *e, const uint8_t *build_id,
+				     uint32_t len);
+/*
+ * Write pid's executable mappings (sorted by start; tables[i] the table of maps[i], or NULL) to
+ * the walker's map, uploading tables the first time one is used. settle: if they are the ones
+ * written last time, mark the process settled (struct stk_uproc). 0 or -errno.
+ */
+int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mapping *maps,
+		     struct rec_utable *const *tables, uint32_t n, bool settle);
+const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u);
+/* Were pid's mappings written to BPF at or after ns (CLOCK_MONOTONIC)? */
+bool rec_unwind__written_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns);
+/*
+ * Walk a deferred event's user stack (struct stk_deferred) by the BPF walker's rules, with the
+ * mappings last written for its process, into ips (at most max frames). Returns the number of
+ * frames; *stop says why the walk ended (enum stk_stop).
+ */
+uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
+			  uint64_t *ips, uint32_t max, uint32_t *stop);
+
 /* ---- BPF probes (probe.c: the only file that includes the skeleton) ------------------------ */
 
 struct rec_probe;
@@ -198,17 +298,33 @@ struct rec_maps {
 	int counts_fd[2];
 	int stacks_fd[2];
 	int stats_fd;
-	volatile uint32_t *gen;
-	bool keep_stacks;	/* --offcpu: ids outlive intervals, the drain keeps them */
-	uint32_t depth;		/* frames per stack-map value */
-	uint32_t stack_entries;	/* stack ids are below it */
+	/* in the mmapped .bss (bpf/stkrec.bpf.c): */
+	volatile uint32_t *gen_seq;	/* flips; the generation counting is gen_seq & 1 */
+	volatile uint32_t *drained_seq;	/* set at each drain: late programs report themselves */
+	volatile uint64_t *nstacks;	/* [2]: stacks stored per generation since its drain */
+	volatile uint64_t *nkeys;	/* [2]: count keys inserted per generation */
+	bool offcpu;		/* --offcpu: stacks_fd[1] is stacks0, shared by both generations */
+	uint32_t depth;		/* frames per stored stack */
+	uint32_t stack_entries;	/* capacity of each stacks map */
+	uint32_t count_entries;	/* capacity of each counts map */
 	int snoop_drops_fd;	/* --snoop: per-CPU count of events the full ring buffer refused */
 	int events_fd;		/* --snoop: the ring buffer of struct stk_event (snoop.c reads it) */
+	int deferred_fd;	/* ring buffer of struct stk_deferred (-1: no deferral) */
+	uint32_t unwind;	/* enum stk_unwind */
+	int unwind_procs_fd;	/* tgid -> struct stk_uproc */
+	struct stk_urow *unwind_rows;	/* mmapped rows of every table (NULL with --unwind fp) */
+	uint32_t unwind_rows_cap;
 };
 
-/* Open, size, load and attach. Errors are printed; returns NULL with errno set. */
+/*
+ * Open, size and load the programs, fill the filters; nothing is attached yet. Errors are
+ * printed; returns NULL with errno set.
+ */
 struct rec_probe *rec_probe__open(const struct rec_opts *opts, struct rec_spec *specs, int nspecs,
 				  int child_pid);
+/* Attach every program of the run: events start. Errors are printed; 0 or -errno. */
+int rec_probe__attach(struct rec_probe *p, const struct rec_opts *opts, struct rec_spec *specs,
+		      int nspecs);
 const struct rec_maps *rec_probe__maps(const struct rec_probe *p);
 /* The ring buffer of stk_notify messages; handler called per message. */
 int rec_probe__poll(struct rec_probe *p, int timeout_ms);
@@ -225,13 +341,22 @@ int rec_probe__notify_fd(const struct rec_probe *p);
 
 struct rec_procs;
 
-struct rec_procs *rec_procs__new(void);
+/* unwind: where each process read goes for the BPF walker (NULL with --unwind fp). */
+struct rec_procs *rec_procs__new(struct rec_unwind *unwind);
 void rec_procs__free(struct rec_procs *ps);
-/*
- * Read /proc/PID now (first seen, exec, or exit-stop). A known process is read again only when
- * force is set (exec) or its start time changed (pid reuse). Returns 0 or -errno.
- */
-int rec_procs__note(struct rec_procs *ps, uint32_t pid, bool force);
+/* Why a process is read (rec_procs__note). */
+enum rec_read_why {
+	REC_READ_IF_NEW,	/* only if not read yet, or the pid now names another process */
+	REC_READ_AGAIN,		/* first seen by BPF, exec, exit stop: the mappings may differ */
+	/*
+	 * the unwinder met an address in none of its mappings: if a re-read finds none new,
+	 * the process is settled (struct stk_uproc) and BPF stops asking
+	 */
+	REC_READ_MISSING,
+};
+
+/* Read /proc/PID now, as why says. Returns 0 or -errno. */
+int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why);
 /*
  * Make sure pid was read: read it now if not (an exited process gets CAP_PROC_F_NO_MAPS and
  * comm). Returns whether its maps are known.
@@ -247,7 +372,7 @@ void rec_procs__written(struct rec_procs *ps);
 struct rec_objects;
 struct rec_object;
 
-struct rec_objects *rec_objects__new(void);
+struct rec_objects *rec_objects__new(struct rec_unwind *unwind);
 void rec_objects__free(struct rec_objects *os);
 /*
  * The object of mapping m of pid, opened now through /proc/PID/map_files (or /proc/PID/root,
@@ -256,6 +381,8 @@ void rec_objects__free(struct rec_objects *os);
  */
 struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct cap_mapping *m,
 				    bool other_ns);
+/* The unwind table of obj, or NULL. */
+struct rec_utable *rec_object__utable(const struct rec_object *obj);
 /* Mark obj handed out for writing; false when it was already. */
 bool rec_object__queue(struct rec_object *obj);
 /*
@@ -333,16 +460,15 @@ struct rec_drain_stats {
 };
 
 /*
- * Drain generation g (idle): every count, every stack it references (deduplicated by content),
- * then clear both maps. Fills iv (stacks and rows owned by iv, free with rec_interval_free()).
+ * Flip the generation, wait until no program still writes the old one, mark it as being
+ * drained (programs that still count into it report themselves); returns it.
  */
-int rec_drain(const struct rec_maps *maps, unsigned int g, struct cap_interval *iv,
-	      struct rec_drain_stats *st);
-void rec_interval_free(struct cap_interval *iv);
-/* Flip the generation and wait until no program still writes the old one; returns it. */
 unsigned int rec_flip(const struct rec_maps *maps);
+/* Is the counting generation's stacks or counts map half full (time for an early drain)? */
+bool rec_maps__filling(const struct rec_maps *maps);
 /* Read and sum the per-CPU stats, returning deltas since the previous call in prev. */
 int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta, int nstats);
+void rec_interval_free(struct cap_interval *iv);
 
 /* Dedupe helper, exposed for tests: index (1-based) of ips in the table, added if new. */
 struct rec_stack_table;
@@ -354,27 +480,46 @@ int rec_stack_table__add(struct rec_stack_table *t, const uint64_t *ips, uint32_
 uint32_t rec_stack_table__take(struct rec_stack_table *t, struct cap_stack **out);
 
 /*
- * Stack ids -> a batch's stack tables, deduplicated by content: the counts of rec_drain() and
- * the --snoop events (snoop.c) share it. A stack-map value is read once per batch for each
- * distinct (generation, id, entry return address), not once per row or event.
+ * Stack hashes -> a batch's stack tables, deduplicated by content: the counts of rec_counts and
+ * the --snoop events (snoop.c) share it. A stack's content is read from BPF once per batch
+ * (with --offcpu, once per run).
  */
 struct rec_stacks;
 /* Lends maps, which must outlive it. NULL with errno set. */
 struct rec_stacks *rec_stacks__new(const struct rec_maps *maps);
 void rec_stacks__free(struct rec_stacks *r);
+/* Read and delete every stack of generation g's map (idle) into the cache. 0 or -errno. */
+int rec_stacks__collect(struct rec_stacks *r, unsigned int g);
 /*
- * One side of row (user: ustack, else kstack) from stack `id` of generation g. ret, when not 0,
- * is the return address at a probed function's entry (stk_key uret/kret), inserted as the
- * second frame unless the unwinder put it there. A missing stack sets CAP_ROW_F_*STACK_LOST; a
- * truncated one counts row->count truncation losses. Returns 0, or -errno of the map lookup.
+ * One side of row (user: ustack, else kstack) from the stack with hash id of generation g, or
+ * the reason there is none (err: 0, STK_STACK_* or -errno, from the key). ret, when not 0, is
+ * the return address at a probed function's entry (stk_key uret/kret), inserted as the second
+ * frame unless the unwinder put it there. A lost stack sets CAP_ROW_F_*STACK_LOST; a truncated
+ * or cut one counts row->count losses of its kind. Returns 0, or -errno of the map lookup.
  */
-int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, int32_t id, uint64_t ret,
-		     struct cap_row *row);
-/* End the batch: its stacks move into iv (owned by iv), its truncation losses into st. */
+int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t id, int32_t err,
+		     uint64_t ret, struct cap_row *row);
+/* End the batch: its stacks move into iv (owned by iv), its losses into st. */
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st);
 
 /* Count the frames of a stack-map value (it ends at the first zero). */
 uint32_t rec_stack_depth(const uint64_t *ips, uint32_t max);
+
+/* The counts of one interval, gathered over one or more drains (snapshot.c). */
+struct rec_counts;
+struct rec_counts *rec_counts__new(const struct rec_maps *maps);
+void rec_counts__free(struct rec_counts *c);
+/* After rec_flip() returned g: move g's counts and stacks out of BPF (both maps end empty). */
+int rec_counts__drain(struct rec_counts *c, unsigned int g);
+/*
+ * Count a deferred event (bpf stkrec.bpf.c defer_event()) whose user stack stkrec walked:
+ * ips[0..n), ended for reason stop (enum stk_stop). Its kernel stack is still in BPF (in
+ * generation d->gen's map) or cached. 0 or -errno.
+ */
+int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, const uint64_t *ips,
+			   uint32_t n, uint32_t stop);
+/* The interval so far into iv (rows merged by key, owned by iv); its losses into st. */
+void rec_counts__take(struct rec_counts *c, struct cap_interval *iv, struct rec_drain_stats *st);
 
 /* ---- kallsyms, metadata ------------------------------------------------------------------- */
 
@@ -388,6 +533,21 @@ int rec_meta_build(const struct rec_opts *opts, const struct rec_spec *specs, in
 		   uint32_t nperf, uint32_t depth, uint64_t mono_ns, const char *pid_filter,
 		   struct cap_meta *meta);
 void rec_meta_free(struct cap_meta *meta);
+
+/* ---- deferred events (defer.c) ------------------------------------------------------------- */
+
+/*
+ * The consumer of BPF's deferred events (struct stk_deferred): walks their user stacks in user
+ * space and counts them into counts. NULL (errno unchanged) when the run defers nothing
+ * (maps->deferred_fd < 0: --unwind fp, --snoop, --offcpu), or with errno set.
+ */
+struct rec_defer;
+struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *procs,
+				 struct rec_unwind *unwind, struct rec_counts *counts,
+				 struct rec_reader *reader);
+void rec_defer__free(struct rec_defer *df);
+/* Count every deferred event in the ring now (main thread only). Takes NULL. 0 or -errno. */
+int rec_defer__consume(struct rec_defer *df);
 
 /* ---- -- COMMAND (child.c) ------------------------------------------------------------------- */
 
@@ -412,12 +572,16 @@ struct rec_snoop;
 struct rec_snoop *rec_snoop__new(struct rec_probe *p);
 void rec_snoop__free(struct rec_snoop *s);
 /*
- * At an interval end, after rec_flip() returned g: read what is left in the ring buffer, move
- * the events received since the last drain into iv (an EVENTS batch: rows sorted by time, stacks
- * deduplicated), count ring-buffer drops per CPU into st, and clear generation g's stack map.
+ * After rec_flip() returned g: read what is left in the ring buffer (every event of g), then
+ * move g's stacks out of BPF. 0 or -errno.
  */
-int rec_snoop__drain(struct rec_snoop *s, unsigned int g, struct cap_interval *iv,
-		     struct rec_drain_stats *st);
+int rec_snoop__drain(struct rec_snoop *s, unsigned int g);
+/*
+ * At an interval end, after rec_snoop__drain(): move the events received since the last take
+ * into iv (an EVENTS batch: rows sorted by time, stacks deduplicated), and count ring-buffer
+ * drops per CPU into st.
+ */
+int rec_snoop__take(struct rec_snoop *s, struct cap_interval *iv, struct rec_drain_stats *st);
 /* So many events wait that the batch should be written now (bounded chunk size and memory). */
 bool rec_snoop__full(const struct rec_snoop *s);
 

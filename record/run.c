@@ -30,8 +30,12 @@ struct run {
 	struct rec_procs *procs;
 	struct rec_child *child;
 	struct rec_snoop *snoop;	/* --snoop: events batched per interval (snoop.c) */
+	struct rec_counts *counts;	/* otherwise: the interval's counts, over its drains */
+	struct rec_defer *defer;	/* events BPF left for a user-space walk (NULL: none) */
+	struct rec_drain_stats st;	/* the interval's losses so far */
 	struct rec_reader *reader;	/* notification thread; NULL: polled here */
 	struct rec_perfmaps *perfmaps;
+	struct rec_unwind *unwind;	/* CFI tables for BPF; NULL with --unwind fp */
 	struct rec_kwatch kwatch;	/* when to write a new KSYMS */
 	struct cap_writer *w;
 	uint64_t stats_prev[STK_STAT__COUNT];
@@ -54,7 +58,8 @@ static int on_notify(void *ctx, void *data, size_t len)
 	 * an LRU eviction: each time the mappings may have changed, so read them again. A process
 	 * may be gone already; the interval end records it without maps.
 	 */
-	rec_procs__note(r->procs, n->tgid, true);
+	rec_procs__note(r->procs, n->tgid,
+			n->kind == STK_NOTIFY_MAPS ? REC_READ_MISSING : REC_READ_AGAIN);
 	return 0;
 }
 
@@ -134,12 +139,14 @@ static void clear_status(struct run *r)
 /* Map the BPF stats to the capture's loss kinds (abi.h enum stk_stat -> capture.h cap_loss). */
 static void add_bpf_losses(const uint64_t *delta, uint64_t *losses)
 {
-	losses[CAP_LOSS_KSTACK_COLLISION] += delta[STK_STAT_KSTACK_COLLISION];
-	losses[CAP_LOSS_USTACK_COLLISION] += delta[STK_STAT_USTACK_COLLISION];
+	losses[CAP_LOSS_KSTACK_COLLISION] += delta[STK_STAT_KSTACK_FULL];
+	losses[CAP_LOSS_USTACK_COLLISION] += delta[STK_STAT_USTACK_FULL];
 	losses[CAP_LOSS_KSTACK_ERROR] += delta[STK_STAT_KSTACK_ERROR];
 	losses[CAP_LOSS_USTACK_MISSING] += delta[STK_STAT_USTACK_MISSING];
 	losses[CAP_LOSS_COUNTS_FULL] += delta[STK_STAT_COUNTS_FULL];
 	losses[CAP_LOSS_NOTIFY_DROPPED] += delta[STK_STAT_NOTIFY_DROPPED];
+	losses[CAP_LOSS_DRAIN_RACE] += delta[STK_STAT_DRAIN_RACE];
+	losses[CAP_LOSS_NESTED] += delta[STK_STAT_NESTED];
 }
 
 /* Every row's process must be in the file before the row: read the ones not seen yet. */
@@ -212,35 +219,50 @@ static int put_procs(struct run *r)
 	return err;
 }
 
-static int write_interval(struct run *r)
+/* Flip, and move the idle generation out of BPF into the interval being gathered. */
+static int drain(struct run *r)
 {
 	const struct rec_maps *maps = rec_probe__maps(r->probe);
-	struct cap_record iv = { .type = CAP_CHUNK_INTERVAL }, lo = { .type = CAP_CHUNK_LOSSES };
-	struct rec_drain_stats st = { 0 };
 	uint64_t delta[STK_STAT__COUNT] = { 0 };
-	unsigned int g;
+	unsigned int g = rec_flip(maps);
+	int err = rec_read_stats(maps, r->stats_prev, delta, STK_STAT__COUNT);
+
+	add_bpf_losses(delta, r->st.losses);
+	/* deferred events of g name kernel stacks that the drain is about to take out of BPF */
+	if (!err)
+		err = rec_defer__consume(r->defer);
+	if (!err)
+		err = r->snoop ? rec_snoop__drain(r->snoop, g) : rec_counts__drain(r->counts, g);
+	if (err)
+		rec_err(err, "cannot read the BPF maps: %s", strerror(-err));
+	return err;
+}
+
+static int write_interval(struct run *r)
+{
+	struct cap_record iv = { .type = CAP_CHUNK_INTERVAL }, lo = { .type = CAP_CHUNK_LOSSES };
+	struct rec_drain_stats *st = &r->st;
 	int err;
 
 	if (r->snoop)
 		iv.type = CAP_CHUNK_EVENTS;
 	poll_notify(r, 0);
 	iv.interval.end_ns = rec_now_ns();
-	g = rec_flip(maps);
-	err = rec_read_stats(maps, r->stats_prev, delta, STK_STAT__COUNT);
-	if (!err)
-		err = r->snoop ? rec_snoop__drain(r->snoop, g, &iv.interval, &st) :
-				 rec_drain(maps, g, &iv.interval, &st);
+	err = drain(r);
+	if (!err && r->snoop)
+		err = rec_snoop__take(r->snoop, &iv.interval, st);
+	else if (!err)
+		rec_counts__take(r->counts, &iv.interval, st);
 	if (err) {
 		rec_interval_free(&iv.interval);
-		return rec_err(err, "cannot read the BPF maps: %s", strerror(-err));
+		return err;
 	}
 	iv.interval.seq = r->seq;
 	iv.interval.start_ns = r->iv_start;
 	r->iv_start = iv.interval.end_ns;
-	add_bpf_losses(delta, st.losses);
 	poll_notify(r, 0);	/* notifications of the rows just drained */
 	rec_reader__lock(r->reader);
-	ensure_processes(r, &iv.interval, st.losses);
+	ensure_processes(r, &iv.interval, st->losses);
 	err = put_procs(r);
 	rec_reader__unlock(r->reader);
 	if (!err)
@@ -248,15 +270,16 @@ static int write_interval(struct run *r)
 	if (!err)
 		err = cap_writer__put(r->w, &iv);
 	lo.losses.interval_seq = r->seq;
-	lo.losses.ncpus = st.ncpus;
-	lo.losses.cpu_dropped = st.cpu_dropped;
-	memcpy(lo.losses.counts, st.losses, sizeof(st.losses));
+	lo.losses.ncpus = st->ncpus;
+	lo.losses.cpu_dropped = st->cpu_dropped;
+	memcpy(lo.losses.counts, st->losses, sizeof(st->losses));
 	if (!err)
 		err = cap_writer__put(r->w, &lo);
-	r->events += st.events;
+	r->events += st->events;
 	r->stacks += iv.interval.nkstacks + iv.interval.nustacks;
 	for (int i = 0; i < CAP_LOSS__COUNT; i++)
-		r->lost += st.losses[i];
+		r->lost += st->losses[i];
+	memset(st, 0, sizeof(*st));
 	rec_interval_free(&iv.interval);
 	if (err)
 		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
@@ -285,8 +308,15 @@ static int loop(struct run *r)
 		if (rec_stop || (end && now >= end))
 			stop = true;
 		show_status(r, now);
-		if (!stop && now < deadline && !(r->snoop && rec_snoop__full(r->snoop)))
+		err = rec_defer__consume(r->defer);
+		if (err)
+			return rec_err(err, "cannot count the deferred events: %s", strerror(-err));
+		if (!stop && now < deadline && !(r->snoop && rec_snoop__full(r->snoop))) {
+			/* A generation half full: drain it now, the interval goes on. */
+			if (rec_maps__filling(rec_probe__maps(r->probe)) && (err = drain(r)))
+				return err;
 			continue;
+		}
 		err = write_interval(r);
 		if (err)
 			return err;
@@ -350,16 +380,12 @@ static int setup(struct run *r)
 	err = rec_specs__resolve(o, &r->specs, &r->nspecs);
 	if (err)
 		return err;
-	r->procs = rec_procs__new();
+	r->unwind = rec_unwind__new(o);
+	if (o->unwind != STK_UNWIND_FP && !r->unwind)
+		return rec_err(-ENOMEM, "out of memory");
+	r->procs = rec_procs__new(r->unwind);
 	if (!r->procs)
 		return rec_err(-ENOMEM, "out of memory");
-	/*
-	 * -p names processes that exist now: read their maps before the first event, since a
-	 * process may finish and exit before stkrec runs again after its first-seen notification.
-	 * A failure is not an error here (it exited meanwhile); the interval records it.
-	 */
-	for (uint32_t i = 0; i < o->npids; i++)
-		rec_procs__note(r->procs, o->pids[i], false);
 	if (o->command) {
 		r->child = rec_child__start(o->command);
 		if (!r->child)
@@ -369,13 +395,34 @@ static int setup(struct run *r)
 	r->probe = rec_probe__open(o, r->specs, r->nspecs, rec_child__pid(r->child));
 	if (!r->probe)
 		return -errno;
+	rec_unwind__attach(r->unwind, rec_probe__maps(r->probe));
+	/*
+	 * -p names processes that exist now: read their maps (and give the walker their tables)
+	 * before the first event, since a process may finish and exit before stkrec runs again
+	 * after its first-seen notification. A failure is not an error here (it exited
+	 * meanwhile); the interval records it.
+	 */
+	for (uint32_t i = 0; i < o->npids; i++)
+		rec_procs__note(r->procs, o->pids[i], REC_READ_IF_NEW);
+	err = rec_probe__attach(r->probe, o, r->specs, r->nspecs);
+	if (err)
+		return err;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
 	r->reader = rec_reader__start(r->probe);	/* NULL: loop() polls instead */
 	r->perfmaps = rec_perfmaps__new();
 	if (!r->perfmaps)
 		return rec_err(-ENOMEM, "out of memory");
-	if (o->snoop && !(r->snoop = rec_snoop__new(r->probe)))
+	if (o->snoop)
+		r->snoop = rec_snoop__new(r->probe);
+	else
+		r->counts = rec_counts__new(rec_probe__maps(r->probe));
+	if (!r->snoop && !r->counts)
 		return rec_err(-errno, "out of memory");
+	errno = 0;
+	r->defer = rec_defer__new(rec_probe__maps(r->probe), r->procs, r->unwind, r->counts,
+				  r->reader);
+	if (!r->defer && errno)
+		return rec_err(-errno, "cannot read the deferred events: %s", strerror(errno));
 	return 0;
 }
 
@@ -431,10 +478,13 @@ out:
 	if (created)
 		unlink(o->output);
 	rec_snoop__free(r.snoop);
+	rec_defer__free(r.defer);
+	rec_counts__free(r.counts);
 	rec_reader__stop(r.reader);	/* before the ring buffer and procs go */
 	rec_perfmaps__free(r.perfmaps);
 	rec_probe__close(r.probe);
 	rec_procs__free(r.procs);
+	rec_unwind__free(r.unwind);	/* after the objects that point at its tables */
 	rec_specs__free(r.specs, r.nspecs);
 	return err;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * snapshot.c: the drain protocol (docs/bpf.md). Flip the generation, wait until no program can
- * still write the old one, then copy the idle generation's counts and the stacks they reference
- * into a cap_interval (stacks deduplicated by content: kernel stack ids never reach the disk),
- * and clear both maps of that generation for its next turn.
+ * snapshot.c: the drain protocol (docs/bpf.md 4). Flip the generation, wait until no program can
+ * still write the old one, then move the idle generation's counts and stacks out of BPF (one
+ * batch syscall per map, deleting as it reads) into an interval: stacks deduplicated by content
+ * (BPF's stack hashes never reach the disk), rows merged by key. An interval may take several
+ * drains: the main loop drains early when a generation's maps fill up, and the counts add up.
  */
 #include <errno.h>
 #include <search.h>
@@ -31,9 +32,9 @@ uint64_t rec_now_ns(void)
 
 unsigned int rec_flip(const struct rec_maps *maps)
 {
-	unsigned int old = *maps->gen;
+	uint32_t seq = *maps->gen_seq;
 
-	*maps->gen = !old;
+	*maps->gen_seq = seq + 1;
 	__sync_synchronize();
 	/*
 	 * Every BPF tracing program runs inside an RCU read-side critical section, and
@@ -43,7 +44,22 @@ unsigned int rec_flip(const struct rec_maps *maps)
 	 */
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
 		usleep(50000);
-	return old;
+	/*
+	 * From here on the old generation is read: a program still counting into it reports
+	 * itself (STK_STAT_DRAIN_RACE, bpf/stkrec.bpf.c leave()). The barrier orders this store
+	 * before the map reads that follow.
+	 */
+	*maps->drained_seq = seq + 1;
+	__sync_synchronize();
+	return seq & 1;
+}
+
+bool rec_maps__filling(const struct rec_maps *maps)
+{
+	unsigned int g = *maps->gen_seq & 1;
+
+	/* Half full: drain now, while a burst still has room until the next check. */
+	return maps->nstacks[g] * 2 > maps->stack_entries || maps->nkeys[g] * 2 > maps->count_entries;
 }
 
 int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta, int nstats)
@@ -179,48 +195,165 @@ uint32_t rec_stack_table__take(struct rec_stack_table *t, struct cap_stack **out
 	return n;
 }
 
-/* ---- stack ids -> a batch's stack tables ------------------------------------------------ */
+/*
+ * Buffers for reading a whole map at once, sized for its max_entries: malloc'ed pages are
+ * touched only as far as a read fills them.
+ */
+struct batch {
+	void *keys, *values;
+	uint32_t max;
+	size_t key_sz, val_sz;
+};
 
-/* What a stack id (of one generation, one side) resolved to in the current batch. */
-struct slot {
-	uint64_t ret;		/* the uret/kret the stack was built with */
-	uint32_t batch;		/* the batch idx belongs to: older ones are stale */
+static int batch_init(struct batch *b, uint32_t max, size_t key_sz, size_t val_sz)
+{
+	b->max = max;
+	b->key_sz = key_sz;
+	b->val_sz = val_sz;
+	b->keys = malloc((size_t)max * key_sz);
+	b->values = malloc((size_t)max * val_sz);
+	return b->keys && b->values ? 0 : -ENOMEM;
+}
+
+static void batch_free(struct batch *b)
+{
+	free(b->keys);
+	free(b->values);
+}
+
+/*
+ * Read and delete every entry of a hash map that no program writes: one
+ * BPF_MAP_LOOKUP_AND_DELETE_BATCH per call, instead of three syscalls per entry. Returns the
+ * number of entries now in b, or -errno.
+ */
+static int take_all(struct batch *b, int fd)
+{
+	uint32_t total = 0, token = 0;
+	bool first = true;
+	int err;
+
+	for (;;) {
+		uint32_t count = b->max - total;
+
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token,
+						      (char *)b->keys + (size_t)total * b->key_sz,
+						      (char *)b->values + (size_t)total * b->val_sz,
+						      &count, NULL);
+		first = false;
+		total += count;
+		if (err)
+			return errno == ENOENT ? (int)total : -errno;	/* ENOENT: the end */
+		if (total >= b->max)
+			return total;
+	}
+}
+
+/* ---- stacks by hash: what BPF stored, and where it went in the batch ---------------------- */
+
+/*
+ * One stack BPF stored, by its hash. A hash names the same content in both generations for the
+ * whole run, so an entry also remembers its index in the current batch's table (valid while
+ * batch matches) for the entry return address it was last built with.
+ */
+struct cached_stack {
+	uint64_t id;		/* 0: a free slot */
+	uint64_t *ips;
+	uint16_t nips, stop;	/* enum stk_stop */
+	uint32_t batch;
+	uint64_t ret;
 	int32_t idx;		/* 1-based index in the batch's table */
 };
 
 struct rec_stacks {
 	const struct rec_maps *maps;
-	uint64_t *buf;		/* one stack-map value */
+	size_t value_size;	/* of a stacks-map value: 8 + depth * 8 */
+	struct cached_stack *slots;	/* open addressing, linear probing */
+	uint32_t nslots, nused;
 	uint64_t *with_ret;	/* a stack with the entry return address inserted */
 	struct rec_stack_table *tab[2];	/* [user]: kernel, user stacks of the batch */
-	/*
-	 * [generation][user], indexed by stack id. A --snoop batch holds events of both
-	 * generations (before and after the flip), and an id names a different stack in each.
-	 * Ending a batch bumps `batch` instead of clearing them.
-	 */
-	struct slot *slots[2][2];
 	uint32_t batch;
-	uint64_t truncated[2];	/* [user]: events with a cut stack, this batch */
+	uint64_t losses[CAP_LOSS__COUNT];	/* of this batch, weighted by events */
+	struct batch read;	/* a whole stacks map at a time */
+	void *one;		/* a single stacks-map value */
 };
+
+static void cache_clear(struct rec_stacks *r)
+{
+	for (uint32_t i = 0; i < r->nslots; i++)
+		free(r->slots[i].ips);
+	memset(r->slots, 0, r->nslots * sizeof(*r->slots));
+	r->nused = 0;
+}
+
+static struct cached_stack *cache_slot(struct rec_stacks *r, uint64_t id)
+{
+	uint32_t mask = r->nslots - 1, i = (uint32_t)(id ^ (id >> 32)) & mask;
+
+	while (r->slots[i].id && r->slots[i].id != id)
+		i = (i + 1) & mask;
+	return &r->slots[i];
+}
+
+static int cache_grow(struct rec_stacks *r)
+{
+	struct cached_stack *old = r->slots;
+	uint32_t n = r->nslots;
+
+	r->slots = calloc(n * 2, sizeof(*r->slots));
+	if (!r->slots) {
+		r->slots = old;
+		return -ENOMEM;
+	}
+	r->nslots = n * 2;
+	for (uint32_t i = 0; i < n; i++)
+		if (old[i].id)
+			*cache_slot(r, old[i].id) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Cache a stack-map value under id (a no-op when known: a hash names one content). */
+static struct cached_stack *cache_put(struct rec_stacks *r, uint64_t id, const void *value)
+{
+	const struct stk_stack *v = value;
+	struct cached_stack *e;
+	uint32_t nips = v->nr;
+
+	if ((r->nused + 1) * 2 > r->nslots && cache_grow(r))
+		return NULL;
+	e = cache_slot(r, id);
+	if (e->id)
+		return e;
+	if (nips > r->maps->depth)
+		nips = r->maps->depth;
+	e->ips = malloc(nips ? nips * sizeof(uint64_t) : 1);
+	if (!e->ips)
+		return NULL;
+	memcpy(e->ips, v->ips, nips * sizeof(uint64_t));
+	e->id = id;
+	e->nips = nips;
+	e->stop = v->stop;
+	r->nused++;
+	return e;
+}
 
 struct rec_stacks *rec_stacks__new(const struct rec_maps *maps)
 {
 	struct rec_stacks *r = calloc(1, sizeof(*r));
-	bool ok;
 
 	if (!r)
 		return NULL;
 	r->maps = maps;
-	r->batch = 1;		/* calloc'ed slots (batch 0) are stale */
-	r->buf = calloc(maps->depth, sizeof(*r->buf));
+	r->value_size = 8 + maps->depth * sizeof(uint64_t);
+	r->batch = 1;
+	r->nslots = 1024;
+	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->with_ret = calloc(maps->depth + 1, sizeof(*r->with_ret));
 	r->tab[0] = rec_stack_table__new();
 	r->tab[1] = rec_stack_table__new();
-	ok = r->buf && r->with_ret && r->tab[0] && r->tab[1];
-	for (int g = 0; g < 2 && ok; g++)
-		for (int u = 0; u < 2 && ok; u++)
-			ok = (r->slots[g][u] = calloc(maps->stack_entries, sizeof(struct slot)));
-	if (!ok) {
+	r->one = malloc(r->value_size);
+	if (!r->slots || !r->with_ret || !r->tab[0] || !r->tab[1] || !r->one ||
+	    batch_init(&r->read, maps->stack_entries, sizeof(uint64_t), r->value_size)) {
 		rec_stacks__free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -232,105 +365,235 @@ void rec_stacks__free(struct rec_stacks *r)
 {
 	if (!r)
 		return;
-	for (int g = 0; g < 2; g++)
-		for (int u = 0; u < 2; u++)
-			free(r->slots[g][u]);
+	if (r->slots)
+		cache_clear(r);
+	free(r->slots);
 	rec_stack_table__free(r->tab[0]);
 	rec_stack_table__free(r->tab[1]);
-	free(r->buf);
 	free(r->with_ret);
+	free(r->one);
+	batch_free(&r->read);
 	free(r);
 }
 
-/*
- * Stack `id` of generation g in the batch's table: its 1-based index or -errno. The slot keeps
- * the last ret seen: a probed function is usually called from one place, so the map is read
- * once per stack and batch, not once per row or event.
- */
-static int stack_index(struct rec_stacks *r, unsigned int g, bool user, int32_t id, uint64_t ret)
+int rec_stacks__collect(struct rec_stacks *r, unsigned int g)
 {
-	uint32_t depth = r->maps->depth, nips, flags = 0;
-	const uint64_t *ips = r->buf;
-	struct slot *sl;
+	const uint64_t *ids = r->read.keys;
+	int n = take_all(&r->read, r->maps->stacks_fd[g]);
+
+	for (int i = 0; i < n; i++)
+		if (!cache_put(r, ids[i], (char *)r->read.values + (size_t)i * r->value_size))
+			return -ENOMEM;
+	/* --offcpu shares stacks0 between generations, and BPF goes on adding to it */
+	r->maps->nstacks[r->maps->offcpu ? 0 : g] = 0;
+	return n < 0 ? n : 0;
+}
+
+/* A stack the batch read did not bring (--snoop reads them as events arrive): from the map. */
+static struct cached_stack *fetch(struct rec_stacks *r, unsigned int g, uint64_t id, int *err)
+{
+	struct cached_stack *e = cache_slot(r, id);
+
+	*err = 0;
+	if (e->id)
+		return e;
+	if (bpf_map_lookup_elem(r->maps->stacks_fd[g], &id, r->one)) {
+		*err = -errno;
+		return NULL;
+	}
+	e = cache_put(r, id, r->one);
+	if (!e)
+		*err = -ENOMEM;
+	return e;
+}
+
+/* The capture's loss kind of a user stack's stop reason; -1 when it is complete (or unknown). */
+static int stop_loss(unsigned int stop)
+{
+	switch (stop) {
+	case STK_STOP_TRUNCATED:
+		return CAP_LOSS_USTACK_TRUNCATED;
+	case STK_STOP_PROC_UNKNOWN:
+		return CAP_LOSS_USTACK_PROC_UNKNOWN;
+	case STK_STOP_NO_MAPPING:
+		return CAP_LOSS_USTACK_NO_MAPPING;
+	case STK_STOP_NO_CFI:
+		return CAP_LOSS_USTACK_NO_CFI;
+	case STK_STOP_UNSUPPORTED:
+		return CAP_LOSS_USTACK_UNSUPPORTED;
+	case STK_STOP_READ_FAULT:
+		return CAP_LOSS_USTACK_READ_FAULT;
+	case STK_STOP_BAD_FRAME:
+		return CAP_LOSS_USTACK_BAD_FRAME;
+	case STK_STOP_TABLE_LIMIT:
+		return CAP_LOSS_USTACK_TABLE_LIMIT;
+	}
+	return -1;
+}
+
+/* A kernel walk (or --unwind fp) does not say why it ended: a full stack was cut. */
+static bool truncated(const struct cached_stack *e, uint32_t depth)
+{
+	return e->stop == STK_STOP_TRUNCATED || (e->stop == STK_STOP_NONE && e->nips >= depth);
+}
+
+/*
+ * The batch table index of e for one side. ret, when not 0, is the return address at a probed
+ * function's entry (stk_key uret/kret), inserted as the second frame unless the unwinder put it
+ * there. The entry keeps the last ret: a probed function is usually called from one place.
+ */
+static int stack_index(struct rec_stacks *r, struct cached_stack *e, bool user, uint64_t ret)
+{
+	const uint64_t *ips = e->ips;
+	uint32_t nips = e->nips, flags = truncated(e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0;
 	int idx;
 
-	if (id < 0 || (uint32_t)id >= r->maps->stack_entries)
-		return -EINVAL;
-	sl = &r->slots[g][user][id];
-	if (sl->batch == r->batch && sl->ret == ret)
-		return sl->idx;
-	memset(r->buf, 0, depth * sizeof(*r->buf));
-	if (bpf_map_lookup_elem(r->maps->stacks_fd[g], &id, r->buf))
-		return -errno;
-	nips = rec_stack_depth(r->buf, depth);
-	if (nips == depth)
-		flags |= CAP_STACK_F_TRUNCATED;
-	if (ret && nips >= 1 && (nips < 2 || r->buf[1] != ret)) {
+	if (e->batch == r->batch && e->ret == ret)
+		return e->idx;
+	if (ret && nips >= 1 && (nips < 2 || ips[1] != ret)) {
 		/* The direct caller, which the frame-pointer walk skips at function entry. */
-		r->with_ret[0] = r->buf[0];
+		r->with_ret[0] = ips[0];
 		r->with_ret[1] = ret;
-		memcpy(r->with_ret + 2, r->buf + 1, (nips - 1) * sizeof(*r->buf));
+		memcpy(r->with_ret + 2, ips + 1, (nips - 1) * sizeof(*ips));
 		nips++;
 		ips = r->with_ret;
 	}
 	idx = rec_stack_table__add(r->tab[user], ips, nips, flags);
-	if (idx > 0)
-		*sl = (struct slot){ .ret = ret, .batch = r->batch, .idx = idx };
+	if (idx > 0) {
+		e->batch = r->batch;
+		e->ret = ret;
+		e->idx = idx;
+	}
 	return idx;
 }
 
-static bool stack_wanted(int32_t id)
+static void count_stop(struct rec_stacks *r, const struct cached_stack *e, bool user,
+		       uint64_t count)
 {
-	return id != STK_STACK_NOT_WANTED && id != STK_STACK_NONE;
+	int kind = user ? stop_loss(e->stop) : -1;
+
+	if (truncated(e, r->maps->depth))
+		kind = user ? CAP_LOSS_USTACK_TRUNCATED : CAP_LOSS_KSTACK_TRUNCATED;
+	if (kind >= 0)
+		r->losses[kind] += count;
 }
 
-int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, int32_t id, uint64_t ret,
-		     struct cap_row *row)
+int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t id, int32_t serr,
+		     uint64_t ret, struct cap_row *row)
 {
 	uint32_t *ref = user ? &row->ustack : &row->kstack;
-	int idx = -ENOENT;
+	struct cached_stack *e;
+	int idx, err;
 
-	if (id >= 0)
-		idx = stack_index(r, g, user, id, ret);
+	if (serr == STK_STACK_NOT_WANTED || serr == STK_STACK_NONE)
+		return 0;
+	e = serr ? NULL : fetch(r, g, id, &err);
 	/*
-	 * ENOENT (no such id: a collision in BPF, or an id that vanished) leaves the stack out
-	 * and the row says it was lost; any other lookup error fails the run.
+	 * A stack BPF could not take or store (serr), or one that is not in the map (ENOENT) is
+	 * left out, and the row says it was lost; any other failure fails the run.
 	 */
-	if (idx < 0 && idx != -ENOENT)
-		return idx;
-	if (idx > 0) {
-		*ref = idx;
-		if (r->tab[user]->v[idx - 1].flags & CAP_STACK_F_TRUNCATED)
-			r->truncated[user] += row->count;
-	} else if (stack_wanted(id)) {
+	if (!serr && !e && err != -ENOENT)
+		return err;
+	if (!e) {
 		row->flags |= user ? CAP_ROW_F_USTACK_LOST : CAP_ROW_F_KSTACK_LOST;
+		return 0;
 	}
+	idx = stack_index(r, e, user, ret);
+	if (idx < 0)
+		return idx;
+	*ref = idx;
+	count_stop(r, e, user, row->count);
 	return 0;
+}
+
+/* A user stack walked in user space (a deferred event) into the batch: its index, or -errno. */
+static int walked_index(struct rec_stacks *r, const uint64_t *ips, uint32_t n, uint32_t stop,
+			uint64_t count)
+{
+	struct cached_stack e = { .ips = (uint64_t *)ips, .nips = n, .stop = stop };
+	int kind = stop_loss(stop);
+
+	if (kind >= 0)
+		r->losses[kind] += count;
+	return rec_stack_table__add(r->tab[1], ips, n,
+				    truncated(&e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0);
 }
 
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st)
 {
 	iv->nkstacks = rec_stack_table__take(r->tab[0], &iv->kstacks);
 	iv->nustacks = rec_stack_table__take(r->tab[1], &iv->ustacks);
-	st->losses[CAP_LOSS_KSTACK_TRUNCATED] += r->truncated[0];
-	st->losses[CAP_LOSS_USTACK_TRUNCATED] += r->truncated[1];
-	r->truncated[0] = r->truncated[1] = 0;
-	r->batch++;	/* the table indexes the slots hold died with the batch */
+	for (int k = 0; k < CAP_LOSS__COUNT; k++)
+		st->losses[k] += r->losses[k];
+	memset(r->losses, 0, sizeof(r->losses));
+	r->batch++;	/* the table indexes the entries hold died with the batch */
+	/*
+	 * The next batch reads its generation's stacks again, so the cache can go. Not with
+	 * --offcpu: a blocked task's count arrives when it runs again, maybe intervals after its
+	 * stack was read (and deleted from BPF).
+	 */
+	if (!r->maps->offcpu)
+		cache_clear(r);
 }
 
-/* ---- draining ---------------------------------------------------------------------------- */
+/* ---- counts: drains add up into one interval ---------------------------------------------- */
 
-struct drain {
+struct rec_counts {
 	const struct rec_maps *maps;
-	unsigned int g;
 	struct rec_stacks *stacks;
-	struct rec_drain_stats *st;
+	struct batch read;	/* a whole counts map at a time */
+	struct cap_row *rows;
+	uint32_t nrows, cap;
 };
 
-static int fill_row(struct drain *d, const struct stk_key *k, uint64_t count, struct cap_row *row)
+struct rec_counts *rec_counts__new(const struct rec_maps *maps)
 {
+	struct rec_counts *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->maps = maps;
+	c->stacks = rec_stacks__new(maps);
+	if (!c->stacks ||
+	    batch_init(&c->read, maps->count_entries, sizeof(struct stk_key), sizeof(uint64_t))) {
+		rec_counts__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void rec_counts__free(struct rec_counts *c)
+{
+	if (!c)
+		return;
+	rec_stacks__free(c->stacks);
+	batch_free(&c->read);
+	free(c->rows);
+	free(c);
+}
+
+static struct cap_row *new_row(struct rec_counts *c)
+{
+	if (c->nrows == c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 256;
+		struct cap_row *v = realloc(c->rows, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		c->rows = v;
+		c->cap = cap;
+	}
+	return &c->rows[c->nrows++];
+}
+
+static int add_row(struct rec_counts *c, unsigned int g, const struct stk_key *k, uint64_t count)
+{
+	struct cap_row *row = new_row(c);
 	int err;
 
+	if (!row)
+		return -ENOMEM;
 	memset(row, 0, sizeof(*row));
 	row->probe = k->probe;
 	row->pid = k->tgid;
@@ -338,118 +601,94 @@ static int fill_row(struct drain *d, const struct stk_key *k, uint64_t count, st
 	row->count = count;
 	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
 	/* kret: a kprobe's direct caller, which some unwinders skip (docs/bpf.md 5). */
-	err = rec_stacks__fill(d->stacks, d->g, false, k->kstack, k->kret, row);
+	err = rec_stacks__fill(c->stacks, g, false, k->kstack, k->kerr, k->kret, row);
 	if (!err)
-		err = rec_stacks__fill(d->stacks, d->g, true, k->ustack, k->uret, row);
-	if (!err)
-		d->st->events += count;
+		err = rec_stacks__fill(c->stacks, g, true, k->ustack, k->uerr, k->uret, row);
 	return err;
 }
 
-/* All keys of a map; the generation is idle, so the set does not change underneath. */
-static int map_keys(int fd, size_t key_sz, void **keys, uint32_t *n)
+int rec_counts__drain(struct rec_counts *c, unsigned int g)
 {
-	char *v = NULL, *prev = NULL;
-	uint32_t count = 0, cap = 0;
+	const struct stk_key *keys = c->read.keys;
+	const uint64_t *counts = c->read.values;
+	int n, err;
 
-	for (;;) {
-		if (count == cap) {
-			char *nv;
+	/* Counts first: a program stores a stack before the count that names it. */
+	n = take_all(&c->read, c->maps->counts_fd[g]);
+	if (n < 0)
+		return n;
+	err = rec_stacks__collect(c->stacks, g);
+	for (int i = 0; i < n && !err; i++)
+		err = add_row(c, g, &keys[i], counts[i]);
+	c->maps->nkeys[g] = 0;	/* g is idle: nothing adds to it meanwhile */
+	return err;
+}
 
-			cap = cap ? cap * 2 : 256;
-			nv = realloc(v, (size_t)cap * key_sz);
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-		}
-		prev = count ? v + (count - 1) * key_sz : NULL;
-		if (bpf_map_get_next_key(fd, prev, v + count * key_sz))
-			break;
-		count++;
-	}
-	if (errno != ENOENT) {
-		free(v);
-		return -errno;
-	}
-	*keys = v;
-	*n = count;
+int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, const uint64_t *ips,
+			   uint32_t n, uint32_t stop)
+{
+	const struct stk_key *k = &d->key;
+	struct cap_row *row = new_row(c);
+	int idx, err;
+
+	if (!row)
+		return -ENOMEM;
+	memset(row, 0, sizeof(*row));
+	row->probe = k->probe;
+	row->pid = k->tgid;
+	row->tid = k->pid;
+	row->count = 1;
+	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
+	err = rec_stacks__fill(c->stacks, d->gen & 1, false, k->kstack, k->kerr, k->kret, row);
+	if (err)
+		return err;
+	idx = walked_index(c->stacks, ips, n, stop, 1);
+	if (idx < 0)
+		return idx;
+	row->ustack = idx;
 	return 0;
 }
 
-static void delete_keys(int fd, const void *keys, uint32_t n, size_t key_sz)
+/* Rows equal but for the count: the same key drained in two generations of one interval. */
+static int cmp_row(const void *a, const void *b)
 {
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, (const char *)keys + i * key_sz);
+	const struct cap_row *x = a, *y = b;
+
+#define CMP(f) if (x->f != y->f) return x->f < y->f ? -1 : 1
+	CMP(pid);
+	CMP(tid);
+	CMP(probe);
+	CMP(ustack);
+	CMP(kstack);
+	CMP(flags);
+#undef CMP
+	return memcmp(x->comm, y->comm, sizeof(x->comm));
 }
 
-/* Clear the stack map too: ids no count refers to (counts map full) would leak otherwise. */
-static int clear_stacks(struct drain *d)
+static uint32_t merge_rows(struct cap_row *rows, uint32_t n)
 {
-	void *ids = NULL;
-	uint32_t n = 0;
-	int err;
+	uint32_t kept = 0;
 
-	/*
-	 * --offcpu: a blocked task's stack ids were taken when it was switched out, maybe several
-	 * intervals ago, and are counted only when it runs again: they must outlive the drain.
-	 * The same stack always hashes to the same id, so the map holds each distinct stack once.
-	 */
-	if (d->maps->keep_stacks)
-		return 0;
-	err = map_keys(d->maps->stacks_fd[d->g], sizeof(uint32_t), &ids, &n);
-	if (err)
-		return err;
-	delete_keys(d->maps->stacks_fd[d->g], ids, n, sizeof(uint32_t));
-	free(ids);
-	return 0;
-}
-
-static int drain_rows(struct drain *d, struct cap_interval *iv)
-{
-	int fd = d->maps->counts_fd[d->g];
-	struct stk_key *keys = NULL;
-	uint32_t n = 0;
-	int err = map_keys(fd, sizeof(*keys), (void **)&keys, &n);
-
-	if (err)
-		return err;
-	iv->rows = calloc(n ? n : 1, sizeof(*iv->rows));
-	if (!iv->rows) {
-		free(keys);
-		return -ENOMEM;
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_row);
+	for (uint32_t i = 0; i < n; i++) {
+		if (kept && !cmp_row(&rows[kept - 1], &rows[i]))
+			rows[kept - 1].count += rows[i].count;
+		else
+			rows[kept++] = rows[i];
 	}
-	for (uint32_t i = 0; i < n && !err; i++) {
-		uint64_t count;
-
-		if (bpf_map_lookup_elem(fd, &keys[i], &count))
-			continue;
-		err = fill_row(d, &keys[i], count, &iv->rows[iv->nrows]);
-		if (!err)
-			iv->nrows++;
-	}
-	if (!err)
-		delete_keys(fd, keys, n, sizeof(*keys));
-	free(keys);
-	return err;
+	return kept;
 }
 
-int rec_drain(const struct rec_maps *maps, unsigned int g, struct cap_interval *iv,
-	      struct rec_drain_stats *st)
+void rec_counts__take(struct rec_counts *c, struct cap_interval *iv, struct rec_drain_stats *st)
 {
-	struct drain d = { .maps = maps, .g = g, .st = st };
-	int err;
-
-	d.stacks = rec_stacks__new(maps);
-	if (!d.stacks)
-		return -ENOMEM;
-	err = drain_rows(&d, iv);
-	if (!err)
-		err = clear_stacks(&d);
-	rec_stacks__take(d.stacks, iv, st);
-	rec_stacks__free(d.stacks);
-	return err;
+	iv->nrows = merge_rows(c->rows, c->nrows);
+	iv->rows = c->rows;
+	for (uint32_t i = 0; i < iv->nrows; i++)
+		st->events += iv->rows[i].count;
+	c->rows = NULL;
+	c->nrows = c->cap = 0;
+	rec_stacks__take(c->stacks, iv, st);
 }
 
 void rec_interval_free(struct cap_interval *iv)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * snoop.c: --snoop, the per-event mode (bcc stacksnoop). BPF sends one struct stk_event per
- * event through the `events` ring buffer, with stack-map ids instead of stacks; this file turns
+ * event through the `events` ring buffer, with stack hashes instead of stacks; this file turns
  * each into a row (ts_ns, cpu, count 1) as it arrives, and at each interval end moves the rows
  * into one EVENTS batch whose stacks are deduplicated by content, like an INTERVAL's.
  *
@@ -10,10 +10,10 @@
  * writing a large batch, during which a ring read by it alone would overflow. The lock guards
  * everything below that both threads touch: rows, stacks and the ring itself.
  *
- * Why the ids stay valid until they are read: an event names the generation g whose stack map
- * holds its stacks. Stacks of g are deleted only at the drain after the flip away from g, and
- * only after the grace period (rec_flip(): every program that read g has finished, so its event
- * is in the ring buffer) and after the ring buffer was read to its end (docs/bpf.md 4).
+ * Why the hashes stay valid until they are read: an event names the generation g whose stacks
+ * map holds its stacks. Stacks of g are deleted only at the drain after the flip away from g,
+ * and only after the grace period (rec_flip(): every program that read g has finished, so its
+ * event is in the ring buffer) and after the ring buffer was read to its end (docs/bpf.md 4).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -79,9 +79,9 @@ static int add_event(struct rec_snoop *s, const struct stk_event *e)
 	row->ts_ns = e->ts_ns;
 	row->cpu = e->cpu;
 	memcpy(row->comm, e->comm, sizeof(row->comm) - 1);
-	err = rec_stacks__fill(s->stacks, g, false, e->kstack, e->kret, row);
+	err = rec_stacks__fill(s->stacks, g, false, e->kstack, e->kerr, e->kret, row);
 	if (!err)
-		err = rec_stacks__fill(s->stacks, g, true, e->ustack, e->uret, row);
+		err = rec_stacks__fill(s->stacks, g, true, e->ustack, e->uerr, e->uret, row);
 	if (err)
 		return err;
 	__atomic_store_n(&s->nrows, s->nrows + 1, __ATOMIC_RELAXED);	/* rec_snoop__full() */
@@ -253,57 +253,40 @@ static int read_drops(struct rec_snoop *s, struct rec_drain_stats *st)
 }
 
 /*
- * Stack-trace map keys are ids, and get_next_key walks them in order from the given one: a
- * deleted key is a valid starting point, so deleting while walking visits every id once.
+ * Under the lock: read the ring to its end (everything of generation g is there now: rec_flip's
+ * grace period), then move g's stacks out of BPF. The reader resolves events meanwhile through
+ * the same rec_stacks, hence the lock.
  */
-static void clear_stacks(int fd)
-{
-	uint32_t id, cur;
-	uint32_t *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &id)) {
-		bpf_map_delete_elem(fd, &id);
-		cur = id;
-		prev = &cur;
-	}
-}
-
-/*
- * Under the lock: read the ring to its end and move the batch out. Clearing g's stack map needs
- * the lock too, since the reader resolves ids (of the other generation) meanwhile through the
- * same rec_stacks. The sort runs after, unlocked, while the reader goes on.
- */
-static int take_batch(struct rec_snoop *s, unsigned int g, struct cap_interval *iv,
-		      struct rec_drain_stats *st)
+int rec_snoop__drain(struct rec_snoop *s, unsigned int g)
 {
 	int n, err;
 
-	/* Everything of generation g is in the ring buffer now (rec_flip's grace period). */
+	pthread_mutex_lock(&s->lock);
 	n = ring_buffer__consume(s->rb);
 	err = n < 0 && n != -EINTR ? n : s->err;
 	if (!err)
-		err = read_drops(s, st);
-	if (err)
-		return err;
-	iv->rows = s->rows;
-	iv->nrows = s->nrows;
-	s->rows = NULL;
-	__atomic_store_n(&s->nrows, 0, __ATOMIC_RELAXED);
-	s->cap = 0;
-	rec_stacks__take(s->stacks, iv, st);
-	st->events += iv->nrows;
-	clear_stacks(s->maps->stacks_fd[g]);
-	return 0;
+		err = rec_stacks__collect(s->stacks, g);
+	pthread_mutex_unlock(&s->lock);
+	return err;
 }
 
-int rec_snoop__drain(struct rec_snoop *s, unsigned int g, struct cap_interval *iv,
-		     struct rec_drain_stats *st)
+int rec_snoop__take(struct rec_snoop *s, struct cap_interval *iv, struct rec_drain_stats *st)
 {
 	int err;
 
 	pthread_mutex_lock(&s->lock);
-	err = take_batch(s, g, iv, st);
+	err = read_drops(s, st);
+	if (!err) {
+		iv->rows = s->rows;
+		iv->nrows = s->nrows;
+		s->rows = NULL;
+		__atomic_store_n(&s->nrows, 0, __ATOMIC_RELAXED);
+		s->cap = 0;
+		rec_stacks__take(s->stacks, iv, st);
+		st->events += iv->nrows;
+	}
 	pthread_mutex_unlock(&s->lock);
+	/* The sort runs unlocked, while the reader goes on. */
 	if (!err)
 		err = sort_rows(iv->rows, iv->nrows);
 	if (err)

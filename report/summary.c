@@ -113,6 +113,20 @@ static void print_probes(FILE *out, const struct rep_capture *c)
 	}
 }
 
+/* How user stacks were walked (meta `unwind`, 2.0); older captures do not say: frame pointers. */
+static void print_unwind(FILE *out, const struct rep_capture *c)
+{
+	const char *mode = c->meta ? cap_meta_get(c->meta, "unwind") : NULL;
+
+	if (!mode)
+		return;
+	fprintf(out, "# user stacks: %s\n",
+		!strcmp(mode, "fp") ? "fp (frame pointers)" :
+		!strcmp(mode, "cfi") ? "cfi (CFI tables from .eh_frame)" :
+		!strcmp(mode, "auto") ? "auto (CFI tables where an object has them, frame pointers "
+					"elsewhere)" : mode);
+}
+
 /* --snoop: which CPUs lost events to a full ring buffer */
 static void print_cpu_drops(FILE *out, const struct rep_capture *c)
 {
@@ -162,6 +176,7 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		meta(c, "kernel"), meta(c, "arch"), meta(c, "ncpus"));
 	print_recorded(out, c);
 	print_probes(out, c);
+	print_unwind(out, c);
 	if (rep_capture_weight_us(c))	/* --offcpu: counts are microseconds blocked */
 		fprintf(out, "# total off-CPU time: %" PRIu64 " us\n", c->events);
 	else

@@ -7,30 +7,35 @@
 #define STK_ABI_H
 
 #define STK_COMM_LEN 16
-/* Default depth of a stack-map value; stkrec sizes the maps from kernel.perf_event_max_stack. */
+/* Default depth of a stored stack; stkrec follows kernel.perf_event_max_stack up to the max. */
 #define STK_DEFAULT_DEPTH 127
+#define STK_MAX_DEPTH 1024
 
 /*
- * A stack id field holds a stack-map id (>= 0), or a negative errno from bpf_get_stackid()
- * (-EEXIST collision, -EFAULT no stack), or STK_STACK_NOT_WANTED when -K/-U left it out.
+ * Stacks are stored in hash maps keyed by a 64-bit hash of their frames (docs/bpf.md 4): no
+ * buckets, so no collisions. A stack field of a key is such a hash, or 0 with the reason in the
+ * matching *_err field.
  */
-#define STK_STACK_NOT_WANTED (-1000)
-/* A kernel thread has no user stack: nothing was lost. */
-#define STK_STACK_NONE (-1001)
+#define STK_STACK_NOT_WANTED (-1000)	/* -K/-U left it out */
+#define STK_STACK_NONE (-1001)		/* none exists, nothing lost: a kernel thread's user
+					 * stack, the kernel stack of an event in user mode */
 
 /* Key of the counts maps: one row of an interval. */
 struct stk_key {
 	__u32 tgid;
 	__u32 pid;		/* thread id */
 	__u32 probe;		/* probe id (from the BPF cookie) */
-	__s32 kstack;
-	__s32 ustack;
+	__s32 kerr;		/* 0: kstack names a stored stack; else STK_STACK_* or -errno */
+	__u64 kstack;		/* stack hash, 0 when kerr != 0 */
+	__u64 ustack;
+	__s32 uerr;
 	__u32 pad;		/* zero: hash keys compare every byte */
 	char comm[STK_COMM_LEN];
 	/*
-	 * uprobes only: the return address at the stack pointer at function entry. The frame
-	 * pointer is not pushed yet there, so a frame-pointer walk skips the direct caller;
-	 * stkrec inserts this address as the stack's second frame. 0 for other probes.
+	 * uprobes with --unwind fp only: the return address at the stack pointer at function
+	 * entry. The frame pointer is not pushed yet there, so a frame-pointer walk skips the
+	 * direct caller; stkrec inserts this address as the stack's second frame. (The CFI walker
+	 * knows the entry rule and needs no help.) 0 for other probes.
 	 */
 	__u64 uret;
 	/*
@@ -41,46 +46,74 @@ struct stk_key {
 	__u64 kret;
 };
 
+/* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
+enum stk_stop {
+	STK_STOP_NONE = 0,		/* --unwind fp: the kernel's walk, which does not say */
+	STK_STOP_COMPLETE,		/* reached the outermost frame */
+	STK_STOP_TRUNCATED,		/* the depth limit */
+	STK_STOP_PROC_UNKNOWN,		/* the process's mappings are not loaded yet */
+	STK_STOP_NO_MAPPING,		/* a return address in no known executable mapping */
+	STK_STOP_NO_CFI,		/* --unwind cfi: code without CFI */
+	STK_STOP_UNSUPPORTED,		/* a CFI rule the walker does not follow */
+	STK_STOP_READ_FAULT,		/* the user stack could not be read (not present) */
+	STK_STOP_BAD_FRAME,		/* a frame that does not move up the stack */
+	STK_STOP_TABLE_LIMIT,		/* --unwind-memory was full: the object has no table */
+	STK_STOP__COUNT
+};
+
+/* A stored stack: the value of the stacks maps (value_size = 8 + depth * 8). */
+struct stk_stack {
+	__u16 nr;		/* frames */
+	__u16 stop;		/* enum stk_stop (user stacks) */
+	__u32 pad;
+	__u64 ips[STK_MAX_DEPTH];	/* ips[0] is the leaf */
+};
+
 /* Indexes of the per-CPU stats array: events lost or damaged in BPF (see cap_loss). */
 enum stk_stat {
-	STK_STAT_KSTACK_COLLISION = 0,
-	STK_STAT_USTACK_COLLISION = 1,
-	STK_STAT_KSTACK_ERROR = 2,
-	STK_STAT_USTACK_MISSING = 3,
+	STK_STAT_KSTACK_FULL = 0,	/* the generation's stacks map was full */
+	STK_STAT_USTACK_FULL = 1,
+	STK_STAT_KSTACK_ERROR = 2,	/* bpf_get_stack() failed on a kernel stack */
+	STK_STAT_USTACK_MISSING = 3,	/* a user task whose stack could not be read at all */
 	STK_STAT_COUNTS_FULL = 4,
 	STK_STAT_NOTIFY_DROPPED = 5,
-	STK_STAT_EVENTS = 6,	/* every event the programs saw after filtering */
+	STK_STAT_EVENTS = 6,		/* every event the programs saw after filtering */
+	STK_STAT_DRAIN_RACE = 7,	/* counted into a generation user space was draining */
+	STK_STAT_NESTED = 8,		/* programs nested too deep on one CPU: no scratch left */
 	STK_STAT__COUNT
 };
 
-/*
- * Ring-buffer message: the first event of a tgid since BPF last forgot it (start of the run, an
- * exec, a pid reuse, an LRU eviction). User space reads the process's maps at once.
- */
+/* Ring-buffer message: user space reads the process's /proc entries now. */
+enum stk_notify_kind {
+	STK_NOTIFY_SEEN = 0,	/* the first event of a tgid since BPF last forgot it */
+	STK_NOTIFY_EXEC = 1,	/* an exec replaced its mappings */
+	STK_NOTIFY_MAPS = 2,	/* the unwinder met an address in none of its known mappings */
+};
+
 struct stk_notify {
 	__u32 tgid;
+	__u32 kind;		/* enum stk_notify_kind */
 };
 
 /*
- * --snoop: one ring-buffer record per event (72 bytes). The stacks travel as stack-map ids of
- * generation `gen`: user space resolves them when it drains the interval, after the flip and
- * grace period of docs/bpf.md 4, so the ids are still valid then (and a record stays small).
+ * --snoop: one ring-buffer record per event (88 bytes). The stacks travel as hashes of
+ * generation `gen`'s stacks map: user space resolves them as events arrive, and deletes a
+ * generation's stacks only after the flip and grace period of docs/bpf.md 4.
  */
 struct stk_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u64 uret;		/* as in struct stk_key */
-	__u64 kret;		/* as in struct stk_key */
+	__u64 kret;
+	__u64 kstack, ustack;	/* as in struct stk_key */
 	__u32 tgid;
 	__u32 pid;		/* thread id */
 	__u32 probe;
 	__u32 cpu;
-	__s32 kstack;		/* stack id fields as in struct stk_key */
-	__s32 ustack;
-	__u32 gen;		/* generation of the stack map the ids belong to */
+	__s32 kerr, uerr;
+	__u32 gen;		/* generation of the stacks map the hashes belong to */
 	__u32 pad;
 	char comm[STK_COMM_LEN];
 };
-
 
 /* ---- user stacks from CFI (docs/bpf.md 7) ---------------------------------------------------- */
 
@@ -124,4 +157,62 @@ enum stk_rbp_rule {
 #define STK_UROW_RBP(kind) ((kind) >> 4)
 #define STK_UROW_KIND(cfa, rbp) ((__u8)((cfa) | ((rbp) << 4)))
 
+
+/*
+ * The executable mappings of one process, for the walker (map unwind_procs, key: tgid): sorted
+ * by start. stkrec writes a whole value at a time (the map is not preallocated, so an update
+ * replaces the element and a program never sees half of one).
+ */
+#define STK_MAX_UMAPS 512
+
+struct stk_umap {
+	__u64 start, end;
+	__u64 bias;		/* pc - bias = the pc's offset in the object's table (rows' pc) */
+	__u32 first;		/* first row of the table in unwind_rows */
+	__u32 nrows;		/* 0: no table: frame pointers, or stop (see flags) */
+	__u32 flags;		/* STK_UMAP_F_* */
+	__u32 pad;
+};
+
+#define STK_UMAP_F_LIMIT 0x1u	/* the table did not fit in --unwind-memory */
+
+struct stk_uproc {
+	__u32 n;
+	__u32 asked;		/* set by BPF when it sent STK_NOTIFY_MAPS; reset by an update */
+	/*
+	 * Set by stkrec when a re-read found no new mapping: an address in none of them is not a
+	 * mapping stkrec missed, so BPF neither asks again nor defers such events.
+	 */
+	__u32 settled;
+	__u32 pad;
+	struct stk_umap maps[STK_MAX_UMAPS];
+};
+
+/*
+ * An event whose user stack the walker could not finish because the process or a mapping was
+ * not known yet (its first events, a library just mapped): BPF sends its registers and the top
+ * of its stack through the `deferred` ring buffer instead of counting it, and stkrec walks it
+ * with the same tables once it has read the process (record/unwind.c), then counts it.
+ */
+#define STK_DEFER_STACK 16384	/* bytes of user stack copied, from sp up */
+
+struct stk_deferred {
+	struct stk_key key;	/* as it would have been counted; the user stack fields unused */
+	__u64 pc, sp, bp;	/* user registers at the event */
+	__u64 ts_ns;		/* bpf_ktime_get_ns() at the event */
+	__u32 gen;		/* generation whose stacks map holds key.kstack */
+	__u32 len;		/* bytes of stack copied */
+	__u32 entry;		/* the leaf is a function's first instruction (uprobe) */
+	__u32 pad;
+	__u8 stack[STK_DEFER_STACK];
+};
+
+/* --unwind: how user stacks are walked. */
+enum stk_unwind {
+	STK_UNWIND_FP = 0,	/* frame pointers, by the kernel (bpf_get_stack) */
+	STK_UNWIND_CFI = 1,	/* CFI tables only: code without CFI ends the stack */
+	STK_UNWIND_AUTO = 2,	/* CFI where the object has it, frame pointers otherwise */
+};
+
 #endif /* STK_ABI_H */
+

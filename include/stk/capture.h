@@ -193,8 +193,9 @@ struct cap_interval {
 
 /* Loss counters, in events (not stacks). Stored as (kind, count) pairs: new kinds may follow. */
 enum cap_loss {
-	CAP_LOSS_KSTACK_COLLISION = 0,	/* kernel stack: stack map full or hash collision */
-	CAP_LOSS_USTACK_COLLISION = 1,	/* user stack: stack map full or hash collision */
+	CAP_LOSS_KSTACK_COLLISION = 0,	/* kernel stack: stack storage full (1.x: or a bucket
+					 * collision of the old stack-trace maps) */
+	CAP_LOSS_USTACK_COLLISION = 1,	/* user stack: the same */
 	CAP_LOSS_KSTACK_ERROR = 2,	/* kernel stack: any other bpf_get_stackid() error */
 	CAP_LOSS_USTACK_MISSING = 3,	/* user task without a readable user stack */
 	CAP_LOSS_COUNTS_FULL = 4,	/* counts hash map full: the event was not counted */
@@ -203,6 +204,16 @@ enum cap_loss {
 	CAP_LOSS_NOTIFY_DROPPED = 7,	/* new-process notifications dropped (ring buffer full) */
 	CAP_LOSS_MAPS_UNREAD = 8,	/* events of processes that exited before maps were read */
 	CAP_LOSS_EVENTS_DROPPED = 9,	/* per-event mode: events dropped, ring buffer full (1.1) */
+	/* 2.0: why user stacks walked from CFI (--unwind cfi|auto) end early, in events */
+	CAP_LOSS_USTACK_PROC_UNKNOWN = 10,	/* the process's mappings were not loaded yet */
+	CAP_LOSS_USTACK_NO_MAPPING = 11,	/* a caller in no mapping known then */
+	CAP_LOSS_USTACK_NO_CFI = 12,		/* --unwind cfi: code without CFI */
+	CAP_LOSS_USTACK_UNSUPPORTED = 13,	/* a CFI rule the walker does not follow */
+	CAP_LOSS_USTACK_READ_FAULT = 14,	/* stack memory not readable (not present) */
+	CAP_LOSS_USTACK_BAD_FRAME = 15,		/* a frame that did not move up the stack */
+	CAP_LOSS_USTACK_TABLE_LIMIT = 16,	/* the object's table did not fit --unwind-memory */
+	CAP_LOSS_DRAIN_RACE = 17,	/* counted into a generation while it was drained */
+	CAP_LOSS_NESTED = 18,		/* programs nested too deep on a CPU: event not counted */
 	CAP_LOSS__COUNT
 };
 

@@ -296,7 +296,7 @@ static void test_lookups(void)
 	T_EQ_STR("meta_get host", "build-01", cap_meta_get(&m, "host"));
 	T_EQ_STR("meta_get empty value", "", cap_meta_get(&m, "empty"));
 	T_CHECK("meta_get missing", !cap_meta_get(&m, "nope"), "not NULL");
-	T_EQ_STR("loss name", "kernel stacks lost to stack-map collisions",
+	T_EQ_STR("loss name", "kernel stacks lost (stack map full or collision)",
 		 cap_loss_name(CAP_LOSS_KSTACK_COLLISION));
 	T_EQ_STR("unknown loss name", "unknown loss", cap_loss_name(CAP_LOSS__COUNT));
 	for (k = 0; k < CAP_LOSS__COUNT; k++)

@@ -204,7 +204,7 @@ out:
 
 int main(void)
 {
-	struct rec_objects *os = rec_objects__new();
+	struct rec_objects *os = rec_objects__new(NULL);
 
 	test_perfmap_line();
 	if (!os) {

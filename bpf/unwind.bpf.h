@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * unwind.bpf.h: the user-stack walker of --unwind cfi|auto (docs/bpf.md 7), included by
+ * stkrec.bpf.c. It starts from the user registers of the event and steps outwards, one frame
+ * per bpf_loop() iteration: find the mapping the pc is in (the process's table in
+ * unwind_procs), the row of that mapping's unwind table that covers the pc (unwind_rows), and
+ * apply the row's rule to get the caller's pc, sp and rbp. Where a mapping has no table (JIT,
+ * an object without .eh_frame) or a pc has no row, --unwind auto takes a frame-pointer step
+ * instead. Every stack ends with a reason (enum stk_stop); a frame that cannot be checked is
+ * left out, never emitted as garbage.
+ */
+#ifndef STK_UNWIND_BPF_H
+#define STK_UNWIND_BPF_H
+
+const volatile __u32 cfg_unwind = STK_UNWIND_FP;	/* enum stk_unwind */
+
+/* Rows of every table, one array: stkrec copies a table in through mmap (record/unwind.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);		/* sized from --unwind-memory before load */
+	__type(key, __u32);
+	__type(value, struct stk_urow);
+} unwind_rows SEC(".maps");
+
+/*
+ * tgid -> executable mappings. Not preallocated: an update from user space then swaps in a new
+ * element, and a program holding the old one keeps reading a whole, consistent value.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct stk_uproc);
+} unwind_procs SEC(".maps");
+
+/* Offsets in the ucontext a signal frame leaves at rsp (struct sigcontext, x86-64 ABI). */
+#define SIGFRAME_RBP 120
+#define SIGFRAME_RSP 160
+#define SIGFRAME_RIP 168
+
+/* The binary search over rows stops after these many halvings: the verifier needs a bound. */
+#define UROW_STEPS 25		/* 2^25 rows = 256 MiB of one table: more than any object has */
+
+/*
+ * The walk's state. It lives in the per-CPU scratch slot, not on the BPF stack: the verifier
+ * does not track what a map value holds, so every bpf_loop() iteration of walk_step() starts in
+ * the same verifier state (the frame count on the stack would differ each time, and the
+ * verifier would unroll all of them).
+ */
+struct uwalk {
+	__u64 pc, sp, bp;
+	__u64 hash;
+	struct stk_umap m;	/* the mapping the last pc was in (a copy) */
+	__u32 n;		/* frames in out */
+	__u32 stop;		/* enum stk_stop, set when the walk ends */
+	__u32 tgid;
+	bool found;		/* set by scan_step() */
+	bool waits;		/* stopped only because stkrec has not read a mapping yet */
+	bool exact;		/* pc is the interrupted instruction, not a return address */
+	bool entry;		/* the leaf is a function's first instruction (uprobe) */
+};
+
+/* What bpf_loop() hands each step: pointers only (they cannot live in a map value). */
+struct uwalk_ctx {
+	struct uwalk *w;
+	struct stk_stack *out;
+	struct stk_uproc *proc;
+};
+
+/* One mapping of the scan in find_umap(): is w->pc in mapping i? Called by bpf_loop(). */
+static long scan_step(__u32 i, void *ctx)
+{
+	struct uwalk_ctx *c = ctx;
+	struct uwalk *w = c->w;
+	const struct stk_umap *m = &c->proc->maps[i & (STK_MAX_UMAPS - 1)];
+
+	if (w->pc < m->start || w->pc >= m->end)
+		return 0;
+	w->m = *m;
+	w->found = true;
+	return 1;
+}
+
+/*
+ * Find the mapping w->pc is in and copy it to w->m. A scan by bpf_loop(), not an inline loop or
+ * binary search: a mapping is reached by pointer arithmetic on the map value, so the verifier
+ * tracks the index exactly, and an inline search multiplies its branch states past the
+ * verifier's limit; a callback is verified once. Consecutive frames are mostly in the same
+ * object, so the last mapping found (the copy) is tried first.
+ */
+static __always_inline bool find_umap(struct uwalk_ctx *c)
+{
+	struct uwalk *w = c->w;
+	__u32 n = c->proc->n;
+
+	if (w->pc >= w->m.start && w->pc < w->m.end)
+		return true;
+	w->found = false;
+	bpf_loop(n < STK_MAX_UMAPS ? n : STK_MAX_UMAPS, scan_step, c, 0);
+	return w->found;
+}
+
+/* A binary search over one table's rows: the last row whose pc is <= rel is at lo. */
+struct usearch {
+	__u32 lo, hi;		/* the row is in [lo, hi) */
+	__u32 first;		/* the table's first row in unwind_rows */
+	__u32 rel;
+};
+
+/* One halving (bpf_loop(): a callback is verified once, an inline loop's paths multiply). */
+static long urow_step(__u32 i, void *ctx)
+{
+	struct usearch *s = ctx;
+	const struct stk_urow *row;
+	__u32 mid, idx;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	idx = s->first + mid;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row)
+		return 1;
+	if (row->pc <= s->rel)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+/* The last row of m's table whose pc is <= rel, or NULL (below the first row). */
+static __always_inline const struct stk_urow *find_urow(const struct stk_umap *m, __u64 rel)
+{
+	struct usearch s = { .lo = 0, .hi = m->nrows, .first = m->first, .rel = rel };
+	const struct stk_urow *row;
+	__u32 idx;
+
+	if (rel >> 32)
+		return NULL;
+	bpf_loop(UROW_STEPS, urow_step, &s, 0);
+	idx = s.first + s.lo;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return row && row->pc <= (__u32)rel ? row : NULL;
+}
+
+static __always_inline long walk_end(struct uwalk *w, __u32 stop)
+{
+	w->stop = stop;
+	return 1;	/* bpf_loop(): stop iterating */
+}
+
+/*
+ * pc is in no mapping stkrec wrote for this process: a library mapped since, unless a re-read
+ * already found nothing new (settled). Ask stkrec once to read the process again; until it
+ * has, the walk waits (the event is deferred: bpf/stkrec.bpf.c defer_event()).
+ */
+static __always_inline void ask_maps(struct uwalk_ctx *c)
+{
+	if (c->proc->settled)
+		return;
+	c->w->waits = true;
+	if (c->proc->asked)
+		return;
+	c->proc->asked = 1;	/* until stkrec writes the re-read mappings */
+	send_notify(c->w->tgid, STK_NOTIFY_MAPS);
+}
+
+static __always_inline long step_to(struct uwalk *w, __u64 pc, __u64 sp, __u64 bp)
+{
+	if (!pc)
+		return walk_end(w, STK_STOP_COMPLETE);	/* a zero return address ends the chain */
+	w->pc = pc;
+	w->sp = sp;
+	w->bp = bp;
+	w->exact = false;
+	return 0;
+}
+
+/* A frame-pointer step: the frame record {caller's rbp, return address} is at rbp. */
+static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
+{
+	__u64 rec[2];
+
+	if (cfg_unwind != STK_UNWIND_AUTO)
+		return walk_end(w, stop_if_no_fp);
+	/* rbp 0 marks the outermost frame (the ABI; _start clears it, as the kernel leaves it) */
+	if (!w->bp)
+		return walk_end(w, STK_STOP_COMPLETE);
+	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no frame pointer. */
+	if (w->bp < w->sp || (w->bp & 7))
+		return walk_end(w, STK_STOP_BAD_FRAME);
+	if (bpf_probe_read_user(rec, sizeof(rec), (void *)w->bp))
+		return walk_end(w, STK_STOP_READ_FAULT);
+	return step_to(w, rec[1], w->bp + 16, rec[0]);
+}
+
+/* The caller's frame from the CFA: its return address at CFA - 8, rbp as the row says. */
+static __always_inline long cfa_step(struct uwalk *w, const struct stk_urow *row, __u64 cfa)
+{
+	__u32 rule = STK_UROW_RBP(row->kind);
+	__u64 two[2], ra, bp = w->bp;
+	__s64 off = (__s64)row->rbp_off * 8;
+
+	if (cfa <= w->sp)
+		return walk_end(w, STK_STOP_BAD_FRAME);	/* the caller's frame is above ours */
+	if (rule == STK_RBP_AT_CFA && off == -16) {
+		/* push rbp first, the usual prologue: one read gets both words */
+		if (bpf_probe_read_user(two, sizeof(two), (void *)(cfa - 16)))
+			return walk_end(w, STK_STOP_READ_FAULT);
+		return step_to(w, two[1], cfa, two[0]);
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return walk_end(w, STK_STOP_READ_FAULT);
+	if (rule == STK_RBP_AT_CFA && bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + off)))
+		return walk_end(w, STK_STOP_READ_FAULT);
+	if (rule == STK_RBP_AT_RBP && bpf_probe_read_user(&bp, sizeof(bp), (void *)(w->bp + off)))
+		return walk_end(w, STK_STOP_READ_FAULT);
+	return step_to(w, ra, cfa, bp);
+}
+
+/*
+ * A signal frame: the handler returned into the trampoline, whose rsp points at the ucontext
+ * the kernel saved. The next pc is the interrupted instruction itself, not a return address.
+ */
+static __always_inline long signal_step(struct uwalk *w)
+{
+	__u64 regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8 + 1];
+
+	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + SIGFRAME_RBP)))
+		return walk_end(w, STK_STOP_READ_FAULT);
+	if (step_to(w, regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8],
+		    regs[(SIGFRAME_RSP - SIGFRAME_RBP) / 8], regs[0]))
+		return 1;
+	w->exact = true;
+	return 0;
+}
+
+static __always_inline long row_step(struct uwalk *w, const struct stk_urow *row)
+{
+	__u64 cfa;
+	__s64 off;
+
+	switch (STK_UROW_CFA(row->kind)) {
+	case STK_CFA_END:
+		return walk_end(w, STK_STOP_COMPLETE);
+	case STK_CFA_RSP:
+		return cfa_step(w, row, w->sp + row->cfa_off);
+	case STK_CFA_RBP:
+		return cfa_step(w, row, w->bp + row->cfa_off);
+	case STK_CFA_PLT:
+		/* the PLT's CFI expression: one more word pushed past the entry's 11th byte */
+		cfa = w->sp + 8 + ((w->pc & 15) >= row->cfa_off ? 8 : 0);
+		return cfa_step(w, row, cfa);
+	case STK_CFA_SIGNAL:
+		return signal_step(w);
+	case STK_CFA_RBP_DEREF:
+		off = (__s16)row->cfa_off;
+		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(w->bp + off)))
+			return walk_end(w, STK_STOP_READ_FAULT);
+		return cfa_step(w, row, cfa);
+	case STK_CFA_GAP:
+		return fp_step(w, STK_STOP_NO_CFI);
+	}
+	return walk_end(w, STK_STOP_UNSUPPORTED);
+}
+
+/* One frame: emit the pc, then find the caller's. Called by bpf_loop(). */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct uwalk_ctx *c = ctx;
+	struct uwalk *w = c->w;
+	const struct stk_urow *row;
+	__u32 n = w->n;
+	bool known;
+
+	if (n >= cfg_depth || n >= STK_MAX_DEPTH)
+		return walk_end(w, STK_STOP_TRUNCATED);
+	known = find_umap(c);
+	/* The leaf is real wherever it is; a caller outside every known mapping is unchecked. */
+	if (!known && n) {
+		ask_maps(c);
+		return walk_end(w, STK_STOP_NO_MAPPING);
+	}
+	c->out->ips[n] = w->pc;
+	w->n = n + 1;
+	w->hash = hash_frame(w->hash, w->pc);
+	if (!known) {
+		ask_maps(c);
+		return walk_end(w, STK_STOP_NO_MAPPING);
+	}
+	/* At a function's first instruction only the return address is pushed: CFA = rsp + 8. */
+	if (!n && w->entry) {
+		struct stk_urow entry = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME) };
+
+		return cfa_step(w, &entry, w->sp + 8);
+	}
+	if (w->m.flags & STK_UMAP_F_LIMIT)
+		return walk_end(w, STK_STOP_TABLE_LIMIT);
+	if (!w->m.nrows)
+		return fp_step(w, STK_STOP_NO_CFI);
+	/* A return address may be one past the last instruction of its function (a call to a
+	 * noreturn function): look the caller's call instruction up instead. */
+	row = find_urow(&w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
+	if (!row)
+		return fp_step(w, STK_STOP_NO_CFI);
+	return row_step(w, row);
+}
+
+/*
+ * Walk the user stack from the given registers into out, with w as scratch state. Returns the
+ * stack's hash; out->nr and out->stop are set.
+ */
+static __always_inline __u64 walk_user_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp, bool entry,
+					     struct uwalk *w, struct stk_stack *out)
+{
+	struct uwalk_ctx c = { .w = w, .out = out };
+
+	__builtin_memset(w, 0, sizeof(*w));
+	w->pc = pc;
+	w->sp = sp;
+	w->bp = bp;
+	w->hash = cfg_hash_seed;
+	w->tgid = tgid;
+	w->exact = true;
+	w->entry = entry;
+	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (c.proc) {
+		bpf_loop(STK_MAX_DEPTH + 1, walk_step, &c, 0);
+	} else {
+		/* Not read yet (its first event notifies user space): the leaf alone. */
+		out->ips[0] = pc;
+		w->n = 1;
+		w->hash = hash_frame(w->hash, pc);
+		w->stop = STK_STOP_PROC_UNKNOWN;
+		w->waits = true;
+	}
+	out->nr = w->n;
+	out->stop = w->stop;
+	return stack_hash_end(w->hash, w->n, w->stop);
+}
+
+#endif /* STK_UNWIND_BPF_H */

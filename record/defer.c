@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * defer.c: events whose user stack BPF could not finish because stkrec had not read the process,
+ * or a mapping of it, yet (docs/bpf.md 7): their first events, those in a library mapped since.
+ * BPF sends registers and the top of the stack instead of counting them (struct stk_deferred);
+ * here stkrec reads the process if it has to, walks the stack by the BPF walker's rules
+ * (rec_unwind__walk) and counts the event into the interval being gathered. So a process that
+ * lives a millisecond keeps whole stacks, and every event is still counted exactly once.
+ *
+ * The main thread consumes the ring: between its polls, and at each drain before the counts,
+ * when every deferred event of the drained generation is in the ring (rec_flip's grace period)
+ * and the kernel stacks they name are still in BPF.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <bpf/libbpf.h>
+
+#include "rec.h"
+
+struct rec_defer {
+	struct ring_buffer *rb;
+	struct rec_procs *procs;
+	struct rec_unwind *unwind;
+	struct rec_counts *counts;
+	struct rec_reader *reader;
+	uint64_t *ips;
+	uint32_t depth;
+	int err;		/* first failure in the callback: the next consume returns it */
+};
+
+/* Walk d's stack; read its process first when the walk needs mappings stkrec lacks. */
+static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
+{
+	uint32_t pid = d->key.tgid, n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop);
+
+	if (*stop != STK_STOP_PROC_UNKNOWN && *stop != STK_STOP_NO_MAPPING)
+		return n;
+	/* read after the event: what it ran in was mapped then, and is in what was read */
+	if (rec_unwind__written_since(df->unwind, pid, d->ts_ns))
+		return n;
+	rec_reader__lock(df->reader);
+	rec_procs__note(df->procs, pid, REC_READ_MISSING);	/* gone already: the walk stays cut */
+	rec_reader__unlock(df->reader);
+	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop);
+}
+
+static int on_deferred(void *ctx, void *data, size_t len)
+{
+	struct rec_defer *df = ctx;
+	const struct stk_deferred *d = data;
+	uint32_t stop, n;
+
+	if (len < sizeof(*d) || df->err)
+		return 0;
+	n = walk(df, d, &stop);
+	df->err = rec_counts__add_walked(df->counts, d, df->ips, n, stop);
+	return 0;
+}
+
+struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *procs,
+				 struct rec_unwind *unwind, struct rec_counts *counts,
+				 struct rec_reader *reader)
+{
+	struct rec_defer *df;
+
+	if (maps->deferred_fd < 0 || !counts)
+		return NULL;
+	df = calloc(1, sizeof(*df));
+	if (!df)
+		return NULL;
+	df->procs = procs;
+	df->unwind = unwind;
+	df->counts = counts;
+	df->reader = reader;
+	df->depth = maps->depth;
+	df->ips = calloc(maps->depth, sizeof(*df->ips));
+	df->rb = ring_buffer__new(maps->deferred_fd, on_deferred, df, NULL);
+	if (!df->ips || !df->rb) {
+		rec_defer__free(df);
+		return NULL;
+	}
+	return df;
+}
+
+void rec_defer__free(struct rec_defer *df)
+{
+	if (!df)
+		return;
+	ring_buffer__free(df->rb);
+	free(df->ips);
+	free(df);
+}
+
+int rec_defer__consume(struct rec_defer *df)
+{
+	int n;
+
+	if (!df)
+		return 0;
+	n = ring_buffer__consume(df->rb);
+	if (n < 0 && n != -EINTR)
+		return n;
+	return df->err;
+}

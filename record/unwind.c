@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+/*
+ * unwind.c: what the BPF user-stack walker reads (docs/bpf.md 7). One unwind table per object,
+ * built from its CFI once per build-id (cfi.c) when a process mapping it is first read, copied
+ * into the mmapped unwind_rows array; and per process the list of its executable mappings with
+ * the table (first row, row count) and the bias that turns a pc into a table offset, written to
+ * unwind_procs. libc's table serves every process that maps it.
+ *
+ * --unwind-memory bounds the rows of all tables: an object whose table does not fit gets none
+ * (its mappings say STK_UMAP_F_LIMIT, and the walker counts the stacks that stop there).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stddef.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "rec.h"
+
+struct segment {
+	uint64_t offset, vaddr, filesz;
+	bool exec;
+};
+
+struct rec_utable {
+	uint32_t id_len;
+	uint8_t id[CAP_BUILD_ID_MAX];
+	struct rec_cfi cfi;	/* rows freed once uploaded */
+	uint64_t base;		/* ELF virtual address the rows' pc counts from */
+	uint32_t first;		/* first row in unwind_rows, once uploaded */
+	uint32_t nrows;
+	bool uploaded;
+	bool limit;		/* did not fit in --unwind-memory */
+	uint32_t nsegs;
+	struct segment *segs;
+};
+
+/* What stkrec last wrote for a process: the user-space walk of deferred events reads it. */
+struct proc_copy {
+	uint32_t pid;
+	uint64_t written_ns;		/* when it was written to BPF */
+	struct stk_uproc *value;	/* n mappings only: a short allocation */
+};
+
+struct rec_unwind {
+	const struct rec_maps *maps;	/* NULL until rec_unwind__attach() */
+	uint32_t mode;			/* enum stk_unwind */
+	void *procs;			/* tsearch tree of struct proc_copy, by pid */
+	uint32_t max_rows;		/* --unwind-memory in rows */
+	uint32_t used;			/* rows taken in unwind_rows */
+	void *tables;			/* tsearch tree of struct rec_utable, by build-id */
+	struct rec_unwind_stats stats;
+	bool warned;
+};
+
+static int cmp_table(const void *a, const void *b)
+{
+	const struct rec_utable *x = a, *y = b;
+
+	if (x->id_len != y->id_len)
+		return x->id_len < y->id_len ? -1 : 1;
+	return memcmp(x->id, y->id, x->id_len);
+}
+
+struct rec_unwind *rec_unwind__new(const struct rec_opts *o)
+{
+	struct rec_unwind *u;
+
+	if (o->unwind == STK_UNWIND_FP)
+		return NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->max_rows = (uint32_t)((uint64_t)o->unwind_mb * (1u << 20) / sizeof(struct stk_urow));
+	u->mode = o->unwind;
+	return u;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	uint32_t x = ((const struct proc_copy *)a)->pid, y = ((const struct proc_copy *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+static void free_proc(void *p)
+{
+	struct proc_copy *c = p;
+
+	free(c->value);
+	free(c);
+}
+
+static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pid)
+{
+	struct proc_copy key = { .pid = pid }, **found = tfind(&key, (void **)&u->procs, cmp_proc);
+
+	return found ? *found : NULL;
+}
+
+/* Keep v (n mappings of it) as pid's copy, replacing an older one. */
+static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v)
+{
+	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
+	struct proc_copy key = { .pid = pid }, *c, **found;
+	struct stk_uproc *copy = malloc(sz);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, v, sz);
+	found = tfind(&key, &u->procs, cmp_proc);
+	if (found) {
+		free((*found)->value);
+		(*found)->value = copy;
+		(*found)->written_ns = rec_now_ns();
+		return 0;
+	}
+	c = malloc(sizeof(*c));
+	if (!c || !tsearch(c, &u->procs, cmp_proc)) {
+		free(c);
+		free(copy);
+		return -ENOMEM;
+	}
+	c->pid = pid;
+	c->value = copy;
+	c->written_ns = rec_now_ns();
+	return 0;
+}
+
+/* The same mappings as last written for pid: a re-read found nothing new. */
+static bool unchanged(const struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v)
+{
+	const struct proc_copy *c = find_proc(u, pid);
+
+	return c && c->value->n == v->n &&
+	       !memcmp(c->value->maps, v->maps, v->n * sizeof(v->maps[0]));
+}
+
+bool rec_unwind__written_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
+{
+	const struct proc_copy *c = u ? find_proc(u, pid) : NULL;
+
+	return c && c->written_ns >= ns;
+}
+
+static void free_table(void *p)
+{
+	struct rec_utable *t = p;
+
+	rec_cfi__free(&t->cfi);
+	free(t->segs);
+	free(t);
+}
+
+void rec_unwind__free(struct rec_unwind *u)
+{
+	if (!u)
+		return;
+	tdestroy(u->tables, free_table);
+	tdestroy(u->procs, free_proc);
+	free(u);
+}
+
+static int read_segments(Elf *e, struct rec_utable *t)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e, &n))
+		return 0;
+	t->segs = calloc(n ? n : 1, sizeof(*t->segs));
+	if (!t->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->segs[t->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
+							 ph.p_flags & PF_X };
+	}
+	return 0;
+}
+
+static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id, uint32_t id_len)
+{
+	struct rec_utable *t = calloc(1, sizeof(*t));
+	uint64_t start = rec_now_ns();
+	int err;
+
+	if (!t)
+		return NULL;
+	t->id_len = id_len;
+	memcpy(t->id, id, id_len);
+	err = read_segments(e, t);
+	if (err) {
+		free_table(t);
+		return NULL;
+	}
+	/* No CFI, or unusable CFI: a table of no rows, so the walker uses frame pointers there. */
+	err = rec_cfi__build(e, u->max_rows, &t->cfi);
+	if (err == -E2BIG)
+		t->limit = true;	/* more rows than all the memory we have */
+	t->nrows = err ? 0 : t->cfi.nrows;
+	t->base = t->cfi.base;
+	u->stats.objects++;
+	u->stats.build_ns += rec_now_ns() - start;
+	return t;
+}
+
+struct rec_utable *rec_unwind__table(struct rec_unwind *u, Elf *e, const uint8_t *id,
+				     uint32_t id_len)
+{
+	struct rec_utable key = { .id_len = id_len }, *t, **found;
+
+	if (!u || !e || !id_len || id_len > CAP_BUILD_ID_MAX)
+		return NULL;
+	memcpy(key.id, id, id_len);
+	found = tfind(&key, &u->tables, cmp_table);
+	if (found)
+		return *found;
+	t = build(u, e, id, id_len);
+	if (t && !tsearch(t, &u->tables, cmp_table)) {
+		free_table(t);
+		t = NULL;
+	}
+	return t;
+}
+
+/* Copy t's rows into unwind_rows, once; false when they do not fit. */
+static bool upload(struct rec_unwind *u, struct rec_utable *t)
+{
+	if (t->uploaded || t->limit || !t->nrows)
+		return !t->limit;
+	if (t->nrows > u->max_rows - u->used) {
+		t->limit = true;
+		u->stats.over_limit++;
+		if (!u->warned)
+			fprintf(stderr, "stkrec: warning: --unwind-memory is full: stacks through "
+					"objects without a table are cut (counted)\n");
+		u->warned = true;
+		rec_cfi__free(&t->cfi);
+		return false;
+	}
+	memcpy(u->maps->unwind_rows + u->used, t->cfi.rows, t->nrows * sizeof(struct stk_urow));
+	t->first = u->used;
+	u->used += t->nrows;
+	t->uploaded = true;
+	u->stats.rows = u->used;
+	rec_cfi__free(&t->cfi);	/* the BPF copy is the one that counts now */
+	return true;
+}
+
+/*
+ * pc - bias = the pc's offset in t's rows. A pc in the mapping is at file offset
+ * pc - start + pgoff, which the segment holding it puts at ELF virtual address
+ * offset - p_offset + p_vaddr; rows count from t->base.
+ */
+static bool mapping_bias(const struct rec_utable *t, const struct cap_mapping *m, __u64 *bias)
+{
+	const struct segment *best = NULL;
+
+	for (uint32_t i = 0; i < t->nsegs; i++) {
+		const struct segment *s = &t->segs[i];
+		uint64_t lo = s->offset & ~4095ull;
+
+		if (m->pgoff >= lo && m->pgoff < s->offset + s->filesz && (!best || s->exec))
+			best = s;
+	}
+	if (!best)
+		return false;
+	*bias = m->start - m->pgoff + best->offset - best->vaddr + t->base;
+	return true;
+}
+
+static void fill_umap(struct rec_unwind *u, const struct cap_mapping *m, struct rec_utable *t,
+		      struct stk_umap *um)
+{
+	memset(um, 0, sizeof(*um));
+	um->start = m->start;
+	um->end = m->end;
+	if (!t)
+		return;		/* anonymous (JIT) or unreadable: frame pointers */
+	if (!upload(u, t) || t->limit) {
+		um->flags = STK_UMAP_F_LIMIT;
+		return;
+	}
+	if (t->nrows && mapping_bias(t, m, &um->bias)) {
+		um->first = t->first;
+		um->nrows = t->nrows;
+	}
+}
+
+static int publish(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v)
+{
+	/* A whole value: the map is not preallocated, so the kernel swaps in a new element. */
+	if (bpf_map_update_elem(u->maps->unwind_procs_fd, &pid, v, BPF_ANY))
+		return -errno;
+	u->stats.published++;
+	return 0;
+}
+
+int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mapping *maps,
+		     struct rec_utable *const *tables, uint32_t n, bool settle)
+{
+	struct stk_uproc *v;
+	int err;
+
+	if (!u || !u->maps)
+		return 0;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/* maps is sorted by start, as the walker's binary search needs */
+	for (uint32_t i = 0; i < n && v->n < STK_MAX_UMAPS; i++)
+		fill_umap(u, &maps[i], tables[i], &v->maps[v->n++]);
+	/* nothing new where the walker asked: its address is not a mapping we missed (abi.h) */
+	v->settled = settle && unchanged(u, pid, v);
+	err = publish(u, pid, v);
+	if (!err)
+		err = keep_proc(u, pid, v);
+	free(v);
+	return err;
+}
+
+void rec_unwind__attach(struct rec_unwind *u, const struct rec_maps *maps)
+{
+	if (!u)
+		return;
+	u->maps = maps;
+	/* the row array holds fewer rows when the map was sized smaller than asked */
+	if (u->max_rows > maps->unwind_rows_cap)
+		u->max_rows = maps->unwind_rows_cap;
+}
+
+const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u)
+{
+	return u ? &u->stats : NULL;
+}
+
+/* ---- the same walk in user space, for deferred events ------------------------------------ */
+
+/*
+ * The rules are bpf/unwind.bpf.h's, step for step: the two must agree, so that a deferred
+ * event's stack is the one BPF would have taken had the tables been there. Reads come from the
+ * stack bytes BPF copied: an address outside them stops the walk as a fault would.
+ */
+struct uwalk_user {
+	const struct rec_unwind *u;
+	const struct stk_uproc *proc;
+	const struct stk_umap *m;
+	const struct stk_deferred *d;
+	uint64_t pc, sp, bp;
+	bool exact;
+	uint32_t stop;
+};
+
+static bool peek(const struct uwalk_user *w, uint64_t addr, void *out, size_t n)
+{
+	if (addr < w->d->sp || addr - w->d->sp > w->d->len || w->d->len - (addr - w->d->sp) < n)
+		return false;
+	memcpy(out, w->d->stack + (addr - w->d->sp), n);
+	return true;
+}
+
+static bool end(struct uwalk_user *w, uint32_t stop)
+{
+	w->stop = stop;
+	return false;
+}
+
+static bool step_to(struct uwalk_user *w, uint64_t pc, uint64_t sp, uint64_t bp)
+{
+	if (!pc)
+		return end(w, STK_STOP_COMPLETE);
+	w->pc = pc;
+	w->sp = sp;
+	w->bp = bp;
+	w->exact = false;
+	return true;
+}
+
+static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
+{
+	uint64_t rec[2];
+
+	if (w->u->mode != STK_UNWIND_AUTO)
+		return end(w, stop_if_no_fp);
+	if (!w->bp)
+		return end(w, STK_STOP_COMPLETE);
+	if (w->bp < w->sp || (w->bp & 7))
+		return end(w, STK_STOP_BAD_FRAME);
+	if (!peek(w, w->bp, rec, sizeof(rec)))
+		return end(w, STK_STOP_READ_FAULT);
+	return step_to(w, rec[1], w->bp + 16, rec[0]);
+}
+
+static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t cfa)
+{
+	uint32_t rule = STK_UROW_RBP(row->kind);
+	int64_t off = (int64_t)row->rbp_off * 8;
+	uint64_t ra, bp = w->bp;
+
+	if (cfa <= w->sp)
+		return end(w, STK_STOP_BAD_FRAME);
+	if (!peek(w, cfa - 8, &ra, sizeof(ra)))
+		return end(w, STK_STOP_READ_FAULT);
+	if (rule == STK_RBP_AT_CFA && !peek(w, cfa + off, &bp, sizeof(bp)))
+		return end(w, STK_STOP_READ_FAULT);
+	if (rule == STK_RBP_AT_RBP && !peek(w, w->bp + off, &bp, sizeof(bp)))
+		return end(w, STK_STOP_READ_FAULT);
+	return step_to(w, ra, cfa, bp);
+}
+
+static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
+{
+	uint64_t cfa, regs[7];
+
+	switch (STK_UROW_CFA(row->kind)) {
+	case STK_CFA_END:
+		return end(w, STK_STOP_COMPLETE);
+	case STK_CFA_RSP:
+		return cfa_step(w, row, w->sp + row->cfa_off);
+	case STK_CFA_RBP:
+		return cfa_step(w, row, w->bp + row->cfa_off);
+	case STK_CFA_PLT:
+		return cfa_step(w, row, w->sp + 8 + ((w->pc & 15) >= row->cfa_off ? 8 : 0));
+	case STK_CFA_SIGNAL:
+		/* rbp, ..., rsp, rip of the ucontext at rsp + 120 .. 175 (bpf/unwind.bpf.h) */
+		if (!peek(w, w->sp + 120, regs, sizeof(regs)))
+			return end(w, STK_STOP_READ_FAULT);
+		if (!step_to(w, regs[6], regs[5], regs[0]))
+			return false;
+		w->exact = true;
+		return true;
+	case STK_CFA_RBP_DEREF:
+		if (!peek(w, w->bp + (int16_t)row->cfa_off, &cfa, sizeof(cfa)))
+			return end(w, STK_STOP_READ_FAULT);
+		return cfa_step(w, row, cfa);
+	case STK_CFA_GAP:
+		return fp_step(w, STK_STOP_NO_CFI);
+	}
+	return end(w, STK_STOP_UNSUPPORTED);
+}
+
+static const struct stk_umap *find_umap(const struct stk_uproc *p, uint64_t pc)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		if (pc >= p->maps[i].start && pc < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+static const struct stk_urow *find_urow(const struct rec_unwind *u, const struct stk_umap *m,
+					uint64_t rel)
+{
+	const struct stk_urow *rows = u->maps->unwind_rows + m->first;
+	uint32_t lo = 0, hi = m->nrows;
+
+	if (rel >> 32 || !hi)
+		return NULL;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return rows[lo].pc <= rel ? &rows[lo] : NULL;
+}
+
+/* One frame: is w->pc's caller found? (false: the walk ended, w->stop says why) */
+static bool walk_step(struct uwalk_user *w, uint32_t n)
+{
+	const struct stk_urow *row;
+	struct stk_urow entry = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME) };
+
+	if (!n && w->d->entry)
+		return cfa_step(w, &entry, w->sp + 8);
+	if (w->m->flags & STK_UMAP_F_LIMIT)
+		return end(w, STK_STOP_TABLE_LIMIT);
+	if (!w->m->nrows)
+		return fp_step(w, STK_STOP_NO_CFI);
+	row = find_urow(w->u, w->m, (w->exact ? w->pc : w->pc - 1) - w->m->bias);
+	if (!row)
+		return fp_step(w, STK_STOP_NO_CFI);
+	return row_step(w, row);
+}
+
+uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
+			  uint64_t *ips, uint32_t max, uint32_t *stop)
+{
+	struct uwalk_user w = { .u = u, .d = d, .pc = d->pc, .sp = d->sp, .bp = d->bp, .exact = true };
+	const struct proc_copy *pc = find_proc(u, d->key.tgid);
+	uint32_t n = 0;
+
+	if (!pc) {
+		ips[0] = d->pc;
+		*stop = STK_STOP_PROC_UNKNOWN;
+		return 1;
+	}
+	w.proc = pc->value;
+	for (;;) {
+		if (n >= max) {
+			w.stop = STK_STOP_TRUNCATED;
+			break;
+		}
+		w.m = find_umap(w.proc, w.pc);
+		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
+		if (!w.m && n) {
+			w.stop = STK_STOP_NO_MAPPING;
+			break;
+		}
+		ips[n++] = w.pc;
+		if (!w.m) {
+			w.stop = STK_STOP_NO_MAPPING;
+			break;
+		}
+		if (!walk_step(&w, n - 1))
+			break;
+	}
+	*stop = w.stop;
+	return n;
+}
