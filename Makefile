@@ -66,6 +66,9 @@ REP_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rep_*.c))
 FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
 TOOLS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c))
 WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/workloads/*.c))
+# The same programs as production code is built: optimized, no frame pointer anywhere (nofp.sh).
+NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal
+NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
 CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS)
 
 .PHONY: all tools check-bins workloads deps check e2e test test-build demo bench bench-sym install \
@@ -75,7 +78,7 @@ all: tools
 
 tools: $(STKREC) $(STKREPORT)
 check-bins: tools $(CHECK_BINS)
-workloads: $(WORKLOADS)
+workloads: $(WORKLOADS) $(NOFP_WORKLOADS)
 
 # ---- libraries and tools ----------------------------------------------------------------
 
@@ -142,6 +145,12 @@ $(WORKLOADS): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/w
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@
+
+# -fno-inline keeps each named function a frame; the sources keep calls from becoming tail calls.
+$(NOFP_WORKLOADS): $(OUTPUT)/tests/workloads/nofp/%: tests/workloads/%.c tests/workloads/wl.h
+	$(call msg,WORKLOAD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall $< -o $@
 
 # Unprivileged tests: format, unit, fuzz corpus replay, golden reports.
 check: check-bins

@@ -52,6 +52,7 @@ struct {
 struct uwalk {
 	__u64 pc, sp, bp;
 	__u64 hash;
+	__u64 hash_before;	/* before the last frame: signal_step() rewrites that frame */
 	struct stk_umap m;	/* the mapping the last pc was in (a copy) */
 	__u32 n;		/* frames in out */
 	__u32 stop;		/* enum stk_stop, set when the walk ends */
@@ -223,11 +224,20 @@ static __always_inline long cfa_step(struct uwalk *w, const struct stk_urow *row
 /*
  * A signal frame: the handler returned into the trampoline, whose rsp points at the ucontext
  * the kernel saved. The next pc is the interrupted instruction itself, not a return address.
+ * A stored non-leaf frame is read as a return address (the report names address - 1): the
+ * trampoline's frame, its first byte, becomes first byte + 1, and so does the interrupted pc
+ * (walk_step()), so both are named as what they are.
  */
-static __always_inline long signal_step(struct uwalk *w)
+static __always_inline long signal_step(struct uwalk_ctx *c)
 {
+	struct uwalk *w = c->w;
 	__u64 regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8 + 1];
+	__u32 last = w->n - 1;
 
+	if (last < STK_MAX_DEPTH && w->n) {
+		c->out->ips[last] = w->pc + 1;
+		w->hash = hash_frame(w->hash_before, w->pc + 1);
+	}
 	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + SIGFRAME_RBP)))
 		return walk_end(w, STK_STOP_READ_FAULT);
 	if (step_to(w, regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8],
@@ -237,8 +247,9 @@ static __always_inline long signal_step(struct uwalk *w)
 	return 0;
 }
 
-static __always_inline long row_step(struct uwalk *w, const struct stk_urow *row)
+static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow *row)
 {
+	struct uwalk *w = c->w;
 	__u64 cfa;
 	__s64 off;
 
@@ -254,7 +265,7 @@ static __always_inline long row_step(struct uwalk *w, const struct stk_urow *row
 		cfa = w->sp + 8 + ((w->pc & 15) >= row->cfa_off ? 8 : 0);
 		return cfa_step(w, row, cfa);
 	case STK_CFA_SIGNAL:
-		return signal_step(w);
+		return signal_step(c);
 	case STK_CFA_RBP_DEREF:
 		off = (__s16)row->cfa_off;
 		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(w->bp + off)))
@@ -274,6 +285,7 @@ static long walk_step(__u32 i, void *ctx)
 	const struct stk_urow *row;
 	__u32 n = w->n;
 	bool known;
+	__u64 ip;
 
 	if (n >= cfg_depth || n >= STK_MAX_DEPTH)
 		return walk_end(w, STK_STOP_TRUNCATED);
@@ -283,9 +295,12 @@ static long walk_step(__u32 i, void *ctx)
 		ask_maps(c);
 		return walk_end(w, STK_STOP_NO_MAPPING);
 	}
-	c->out->ips[n] = w->pc;
+	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
+	ip = w->exact && n ? w->pc + 1 : w->pc;
+	c->out->ips[n] = ip;
 	w->n = n + 1;
-	w->hash = hash_frame(w->hash, w->pc);
+	w->hash_before = w->hash;
+	w->hash = hash_frame(w->hash, ip);
 	if (!known) {
 		ask_maps(c);
 		return walk_end(w, STK_STOP_NO_MAPPING);
@@ -305,7 +320,7 @@ static long walk_step(__u32 i, void *ctx)
 	row = find_urow(&w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
 	if (!row)
 		return fp_step(w, STK_STOP_NO_CFI);
-	return row_step(w, row);
+	return row_step(c, row);
 }
 
 /*

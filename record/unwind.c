@@ -350,6 +350,7 @@ struct uwalk_user {
 	const struct stk_uproc *proc;
 	const struct stk_umap *m;
 	const struct stk_deferred *d;
+	uint64_t *last;		/* the frame last stored (a signal frame rewrites it) */
 	uint64_t pc, sp, bp;
 	bool exact;
 	uint32_t stop;
@@ -426,7 +427,9 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 	case STK_CFA_PLT:
 		return cfa_step(w, row, w->sp + 8 + ((w->pc & 15) >= row->cfa_off ? 8 : 0));
 	case STK_CFA_SIGNAL:
-		/* rbp, ..., rsp, rip of the ucontext at rsp + 120 .. 175 (bpf/unwind.bpf.h) */
+		/* the trampoline's frame reads as a return address (bpf/unwind.bpf.h signal_step) */
+		*w->last = w->pc + 1;
+		/* rbp, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
 		if (!peek(w, w->sp + 120, regs, sizeof(regs)))
 			return end(w, STK_STOP_READ_FAULT);
 		if (!step_to(w, regs[6], regs[5], regs[0]))
@@ -512,7 +515,9 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			w.stop = STK_STOP_NO_MAPPING;
 			break;
 		}
-		ips[n++] = w.pc;
+		/* an interrupted pc above the leaf is stored + 1, as BPF does */
+		ips[n] = w.exact && n ? w.pc + 1 : w.pc;
+		w.last = &ips[n++];
 		if (!w.m) {
 			w.stop = STK_STOP_NO_MAPPING;
 			break;

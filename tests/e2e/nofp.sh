@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# User stacks of code without frame pointers, unwound from CFI in BPF (docs/bpf.md 7): the
+# workloads built as production code is (gcc -O2 -fomit-frame-pointer, the Makefile's nofp/),
+# and Debian's libc. Every event of a tracepoint, a uprobe and a USDT probe has the whole chain
+# from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
+# handler unwinds through the signal frame into the interrupted code; a stack deeper than the
+# limit is counted as truncated. With --unwind fp the same chains break (the feature matters).
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+
+NOFP=$WL/nofp
+for b in wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal; do
+	[ -x "$NOFP/$b" ] || { not_ok nofp.sh "$NOFP/$b is not built (make workloads)"; exit 1; }
+done
+n=2000
+tp=t:syscalls:sys_enter_getppid
+
+# From _start to main: the C library's frames are named where the host has libc's symbols (a
+# static __libc_start_call_main needs libc6-dbg), "[unknown]" where it does not.
+start=';_start;__libc_start_main(@@GLIBC_[0-9.]+)?;(__libc_start_call_main|\[unknown\]);main;'
+# whole COMM LEAF...: the folded stack of COMM from _start down to the frames given.
+whole() {
+	local comm=$1 re
+	shift
+	re="^$comm$start$(IFS=';'; echo "$*")"
+	echo "$re( |;)"
+}
+
+# nofp_count NAME WANT_RE SPEC BIN: N events of BIN under SPEC, recorded with -p on the waiting
+# workload, all N with the whole chain; then again with --unwind fp, which cannot have it.
+nofp_count() {
+	local name=$1 want=$2 spec=$3 bin=$4 mode got all
+	for mode in auto fp; do
+		wl_bg "$name$mode" "$bin" -w -v "$n"
+		rec_bg "$name$mode" -q --unwind "$mode" -p "$WL_PID" -o "$tmp/$name$mode.stk" "$spec"
+		rec_ready "$name$mode" && wl_release
+		rec_signal INT "$REC_PID"
+		rec_wait "$REC_PID"
+		folded "$name$mode" "$tmp/$name$mode.stk"
+		all=$(sum_folded "$tmp/$name$mode.rep")
+		got=$(sum_folded "$tmp/$name$mode.rep" "$want")
+		if [ "$mode" = auto ]; then
+			check_eq "nofp.$name.events" "$n" "$all" "$tmp/$name$mode.rep"
+			check_eq "nofp.$name.whole_chain" "$n" "$got" "$tmp/$name$mode.rep"
+		else
+			check_true "nofp.$name.fp_breaks" "fewer than half whole with --unwind fp, got $got" \
+				test $((got * 2)) -lt "$n" || show "$tmp/$name$mode.rep"
+		fi
+	done
+}
+
+nofp_count tracepoint "$(whole wl_syscall wl_outer wl_middle wl_getppid)" "$tp" \
+	"$NOFP/wl_syscall"
+nofp_count uprobe "$(whole wl_uprobe wl_outer wl_middle wl_target)" \
+	"$NOFP/wl_uprobe:wl_target" "$NOFP/wl_uprobe"
+nofp_count usdt "$(whole wl_usdt wl_outer wl_middle wl_tick)" "u:$NOFP/wl_usdt:tick" \
+	"$NOFP/wl_usdt"
+
+# Through a signal frame: getppid in the handler, the trampoline, then kill and the chain.
+sig="$(whole wl_signal wl_outer wl_middle kill \
+	'(__restore_rt|\[unknown\])' wl_handler wl_getppid)"
+rec sig -q -o "$tmp/sig.stk" "$tp" -- "$NOFP/wl_signal" "$n"
+check_eq nofp.signal.exit 0 $? "$tmp/sig.err"
+folded sig "$tmp/sig.stk"
+check_eq nofp.signal.whole_chain "$n" "$(sum_folded "$tmp/sig.rep" "$sig")" "$tmp/sig.rep"
+
+# -- COMMAND: the first events come before stkrec has read the process; BPF defers them and
+# stkrec walks them itself. Still all N whole.
+rec cmd -q -o "$tmp/cmd.stk" "$tp" -- "$NOFP/wl_syscall" "$n"
+check_eq nofp.command.exit 0 $? "$tmp/cmd.err"
+folded cmd "$tmp/cmd.stk"
+check_eq nofp.command.whole_chain "$n" \
+	"$(sum_folded "$tmp/cmd.rep" "$(whole wl_syscall wl_outer wl_middle wl_getppid)")" \
+	"$tmp/cmd.rep"
+
+# 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf.
+wl_bg burn "$NOFP/wl_burner" -v 6
+rec burn -q -F 99 -D 3 -p "$WL_PID" -o "$tmp/burn.stk"
+kill "$WL_PID" 2>/dev/null
+folded burn "$tmp/burn.stk"
+all=$(sum_folded "$tmp/burn.rep" '^wl_burner;')
+in=$(sum_folded "$tmp/burn.rep" "$(whole wl_burner stk_top stk_mid stk_leaf)")
+check_true nofp.sample.samples "at least 100 burner samples, got $all" test "$all" -ge 100 ||
+	show "$tmp/burn.rep"
+check_true nofp.sample.share "at least 95% of $all samples whole, got $in" \
+	test $((in * 100)) -ge $((all * 95)) || show "$tmp/burn.rep"
+
+# Deeper than the limit (kernel.perf_event_max_stack): every stack truncated and counted.
+depth=$(cat /proc/sys/kernel/perf_event_max_stack)
+rec deep -q -o "$tmp/deep.stk" "$tp" -- "$NOFP/wl_deep" 100 $((depth * 2))
+check_eq nofp.deep.exit 0 $? "$tmp/deep.err"
+report deep "$tmp/deep.stk" -f
+check_eq nofp.deep.truncated 1 \
+	"$(grep -c -x '# lost: 100 user stacks truncated at the depth limit' "$tmp/deep.rerr")" \
+	"$tmp/deep.rerr"
+check_eq nofp.deep.frames "$depth" \
+	"$(head -n1 "$tmp/deep.rep" | tr ';' '\n' | grep -c -E '^(wl_recurse|wl_deep_getppid|syscall)$')" \
+	"$tmp/deep.rep"
+e2e_done
