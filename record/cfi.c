@@ -18,8 +18,8 @@
  * Sources: the .eh_frame section (found through PT_GNU_EH_FRAME when there are no section
  * headers) and the .debug_frame section; both when both exist, as in a program built with
  * -fno-asynchronous-unwind-tables, whose own functions are only in .debug_frame while crt1.o's
- * _start is in .eh_frame. Relocations are not applied: relocatable objects (.o) are never mapped
- * by a process. A compressed .debug_frame (SHF_COMPRESSED) is not read.
+ * _start is in .eh_frame. A compressed .debug_frame (SHF_COMPRESSED) is not read, nor relocatable
+ * objects (.o), whose FDE addresses are still to be relocated: no process maps them.
  *
  * Overlapping FDEs (the policy is deterministic): FDEs are sorted by start address, .eh_frame's
  * before .debug_frame's at equal starts, then the longer first, then in section order. An FDE
@@ -238,7 +238,7 @@ enum cfa_how { CFA_UNSET = 0, CFA_REG, CFA_EXPR };
 
 struct cfa {
 	uint8_t how;		/* enum cfa_how */
-	uint64_t reg;		/* CFA_REG: CFA = reg + off */
+	uint64_t reg;		/* CFA_REG: CFA = reg + off; kept under an expression */
 	int64_t off;
 	const uint8_t *expr;	/* CFA_EXPR: len bytes in the section */
 	uint64_t len;
@@ -662,14 +662,20 @@ static int op_def_cfa(struct exec *x, struct cur *c, bool sign)
 	return 0;
 }
 
-/* def_cfa_register and def_cfa_offset change half of a register rule: there must be one. */
+/*
+ * def_cfa_register and def_cfa_offset change half of a register rule. After an expression,
+ * DWARF leaves them undefined (elfutils refuses them); libgcc, which unwinds the program's own
+ * exceptions, goes back to the register and offset of the rule before the expression, and
+ * libgcrypt's hand-written asm relies on it: so do we. Without any rule before, malformed.
+ */
 static int op_cfa_part(struct exec *x, struct cur *c, uint8_t op)
 {
 	uint64_t u = op == DW_CFA_def_cfa_offset_sf ? 0 : rd_uleb(c);
 	int64_t off = op == DW_CFA_def_cfa_offset_sf ? factored(x, c, true) : (int64_t)u;
 
-	if (x->st.cfa.how != CFA_REG || u > INT64_MAX)
+	if (x->st.cfa.how == CFA_UNSET || u > INT64_MAX)
 		return -EBADMSG;
+	x->st.cfa.how = CFA_REG;
 	if (op == DW_CFA_def_cfa_register)
 		x->st.cfa.reg = u;
 	else
@@ -682,8 +688,11 @@ static int op_cfa_expression(struct exec *x, struct cur *c)
 	uint64_t len = rd_uleb(c);
 	const uint8_t *expr = rd_block(c, len);
 
-	if (expr)
-		x->st.cfa = (struct cfa){ .how = CFA_EXPR, .expr = expr, .len = len };
+	if (expr) {
+		x->st.cfa.how = CFA_EXPR;
+		x->st.cfa.expr = expr;
+		x->st.cfa.len = len;
+	}
 	return 0;
 }
 
@@ -843,8 +852,11 @@ static void add_src(struct builder *b, const void *data, size_t size, uint64_t v
 	s->eh = eh;
 }
 
-/* The sections by name; SHT_NOBITS (a debug file's .eh_frame) and compressed ones do not count. */
-static void find_sections(Elf *e, struct builder *b)
+/*
+ * The sections by name; SHT_NOBITS (a debug file's .eh_frame) and compressed ones do not count.
+ * Returns whether there is an .eh_frame section, if empty.
+ */
+static bool find_sections(Elf *e, struct builder *b)
 {
 	Elf_Data *eh = NULL, *dbg = NULL;
 	uint64_t eh_addr = 0;
@@ -854,7 +866,7 @@ static void find_sections(Elf *e, struct builder *b)
 	const char *name;
 
 	if (elf_getshdrstrndx(e, &shstrndx))
-		return;
+		return false;
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    (sh.sh_flags & SHF_COMPRESSED) || !(name = elf_strptr(e, shstrndx, sh.sh_name)))
@@ -866,14 +878,15 @@ static void find_sections(Elf *e, struct builder *b)
 			dbg = elf_getdata(scn, NULL);
 		}
 	}
-	if (eh && eh->d_buf) {
+	if (eh) {
 		add_src(b, eh->d_buf, eh->d_size, eh_addr, true);
 		b->out->sources |= REC_CFI_SRC_EH_FRAME;
 	}
-	if (dbg && dbg->d_buf) {
+	if (dbg) {
 		add_src(b, dbg->d_buf, dbg->d_size, 0, false);
 		b->out->sources |= REC_CFI_SRC_DEBUG_FRAME;
 	}
+	return eh != NULL;
 }
 
 /* The first program header of type `type` holding vaddr (any vaddr when type is not PT_LOAD). */
@@ -931,7 +944,7 @@ static void find_by_phdr(Elf *e, struct builder *b)
 	b->out->sources |= REC_CFI_SRC_EH_FRAME_HDR;
 }
 
-/* The executable segments FDEs must start in; without program headers (ET_REL), no filter. */
+/* The executable segments FDEs must start in; without program headers, no filter. */
 static void find_xsegs(Elf *e, struct builder *b)
 {
 	GElf_Phdr ph;
@@ -1155,7 +1168,7 @@ static int resolve_fde(struct builder *b, struct fde *f)
 	struct cur c = f->insns;
 	uint64_t range;
 
-	cie = bsearch(&key, b->cies, b->ncies, sizeof(*cie), cmp_cie_key);
+	cie = b->ncies ? bsearch(&key, b->cies, b->ncies, sizeof(*cie), cmp_cie_key) : NULL;
 	if (!cie || !cie->ok)
 		return -EBADMSG;
 	f->cie = (uint32_t)(cie - b->cies);
@@ -1287,7 +1300,8 @@ static int check_object(Elf *e)
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
-	return 0;
+	/* A .o's FDE addresses wait for relocations this file does not apply; no process maps one. */
+	return eh.e_type == ET_REL ? -ENOTSUP : 0;
 }
 
 int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out)
@@ -1305,8 +1319,7 @@ int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out)
 	err = check_object(e);
 	if (err)
 		goto out;
-	find_sections(e, b);
-	if (!(out->sources & REC_CFI_SRC_EH_FRAME))
+	if (!find_sections(e, b))
 		find_by_phdr(e, b);
 	find_xsegs(e, b);
 	for (uint32_t i = 0; !err && i < b->nsrc; i++)

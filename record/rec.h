@@ -422,7 +422,8 @@ struct rec_cfi {
  * says how overlapping FDEs are resolved). e's data is not referenced after the call.
  * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
  * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP
- * when e is not an x86-64 ELF object; -ENOMEM. On error out has no rows, only statistics.
+ * when e is not an x86-64 executable or shared object (ELFCLASS64, EM_X86_64, not ET_REL);
+ * -ENOMEM. On error out has no rows, only statistics.
  * Thread safety: one call per Elf at a time (libelf's rules).
  */
 int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out);
