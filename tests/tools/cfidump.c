@@ -39,6 +39,7 @@ struct shape {
 
 struct totals {
 	uint64_t files, elf, ok, errors[5], rows, kinds[8], dwarf_rows, why[REC_CFI_WHY__COUNT];
+	uint64_t code[8];	/* address bytes per kind: up to the next row, the last gap not counted */
 	uint64_t fdes, bad, overlap, dropped, bytes, ns, notelf;
 	void *shapes;		/* tsearch tree of struct shape */
 };
@@ -238,6 +239,8 @@ static void add_totals(struct totals *tot, const struct rec_cfi *t, int err, uin
 	tot->dwarf_rows += t->ndwarf_rows;
 	for (int k = 0; k < 8; k++)
 		tot->kinds[k] += t->kinds[k];
+	for (uint32_t i = 0; i + 1 < t->nrows; i++)
+		tot->code[STK_UROW_CFA(t->rows[i].kind) & 7] += t->rows[i + 1].pc - t->rows[i].pc;
 	for (int w = 0; w < REC_CFI_WHY__COUNT; w++)
 		tot->why[w] += t->why[w];
 }
@@ -327,6 +330,8 @@ static int by_rows(const void *a, const void *b)
 
 static void print_totals(const struct totals *tot)
 {
+	uint64_t code = 0;
+
 	printf("files %" PRIu64 ", ELF %" PRIu64 ", tables %" PRIu64 "; no CFI %" PRIu64
 	       ", malformed %" PRIu64 ", too big %" PRIu64 ", not x86-64 %" PRIu64
 	       ", other errors %" PRIu64 "\n",
@@ -338,8 +343,12 @@ static void print_totals(const struct totals *tot)
 	printf("rows %" PRIu64 " (%" PRIu64 " bytes), DWARF rows %" PRIu64 "\n", tot->rows,
 	       tot->bytes, tot->dwarf_rows);
 	for (int k = 0; k < 8; k++)
-		printf("  %-12s %10" PRIu64 "  %6.3f%%\n", kind_names[k], tot->kinds[k],
-		       tot->rows ? 100.0 * tot->kinds[k] / tot->rows : 0);
+		code += tot->code[k];
+	printf("  %-12s %10s %8s  %14s %8s\n", "kind", "rows", "", "address bytes", "");
+	for (int k = 0; k < 8; k++)
+		printf("  %-12s %10" PRIu64 " %7.3f%%  %14" PRIu64 " %7.3f%%\n", kind_names[k],
+		       tot->kinds[k], tot->rows ? 100.0 * tot->kinds[k] / tot->rows : 0, tot->code[k],
+		       code ? 100.0 * tot->code[k] / code : 0);
 	printf("unsupported DWARF rows by reason:");
 	for (int w = 0; w < REC_CFI_WHY__COUNT; w++)
 		printf(" %s %" PRIu64, why_names[w], tot->why[w]);
