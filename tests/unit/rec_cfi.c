@@ -726,6 +726,7 @@ enum {
 	IMG_AARCH64 = 4,
 	IMG_NO_HDR = 8,		/* no PT_GNU_EH_FRAME */
 	IMG_BAD_HDR = 16,	/* eh_frame_ptr points outside every segment */
+	IMG_EH_NOBITS = 32,	/* .eh_frame is SHT_NOBITS, as in a separate debug file */
 };
 
 /*
@@ -793,7 +794,8 @@ static Elf *img_open(struct img *im, const struct bb *eh, const struct bb *dbg, 
 		memcpy(im->buf + EH_VADDR, eh->b, en);
 	shdr(im->buf, nsh++, 0, SHT_NULL, 0, 0, 0, 0);
 	if (eh) {
-		shdr(im->buf, nsh++, 1, SHT_PROGBITS, SHF_ALLOC, EH_VADDR, EH_VADDR, en);
+		shdr(im->buf, nsh++, 1, flags & IMG_EH_NOBITS ? SHT_NOBITS : SHT_PROGBITS, SHF_ALLOC,
+		     EH_VADDR, EH_VADDR, en);
 		shdr(im->buf, nsh++, 11, SHT_PROGBITS, SHF_ALLOC, 0x100, 0x100, sizeof(hdr));
 	}
 	if (dbg)
@@ -1597,6 +1599,21 @@ static void test_no_sections(void)
 		   -ENOENT);
 }
 
+/* A debug file: .eh_frame is NOBITS, so PT_GNU_EH_FRAME leads to other bytes; .debug_frame only. */
+static void test_debug_file(void)
+{
+	struct bb b = { .n = 0 }, d = { .n = 0 };
+	size_t cie;
+
+	end(&b, fde(&b, std_cie(&b, DW_EH_PE_udata4), 0x10000, 0x10));
+	u32(&b, 0);
+	cie = cie_start(&d, 0xffffffff, 1, "", NULL, 0, 1);
+	entry_rules(&d);
+	end(&d, cie);
+	end(&d, dbg_fde(&d, cie, 0x20000, 0x10));
+	expect_rows("test_rec_cfi_debug_file", &b, &d, IMG_EH_NOBITS, "20000 rsp+8, 20010 gap");
+}
+
 static void test_empty(void)
 {
 	struct bb b = { .n = 0 };
@@ -1975,6 +1992,7 @@ static void test_synthetic(void)
 	test_augmentations();
 	test_encodings();
 	test_no_sections();
+	test_debug_file();
 	test_empty();
 	test_limits();
 	test_truncated();
