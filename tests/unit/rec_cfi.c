@@ -2003,9 +2003,14 @@ static void test_synthetic(void)
 	test_mutations();
 }
 
-int main(void)
+/* rec_cfi FILE...: only the comparison with libdw, on those files (a survey's check). */
+int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
+	for (int i = 1; i < argc; i++)
+		check_file(argv[i], argv[i]);
+	if (argc > 1)
+		T_EXIT();
 	test_synthetic();
 	test_real_binaries();
 	T_EXIT();
