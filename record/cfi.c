@@ -15,8 +15,8 @@
  * input claims. A malformed FDE is dropped and its addresses become a gap; the object fails only
  * when nothing usable is left.
  *
- * Sources: the .eh_frame section (found through PT_GNU_EH_FRAME when there are no section
- * headers) and the .debug_frame section; both when both exist, as in a program built with
+ * Sources: the .eh_frame section (found through PT_GNU_EH_FRAME when there is no such section:
+ * no section headers) and the .debug_frame section; both when both exist, as in a program built with
  * -fno-asynchronous-unwind-tables, whose own functions are only in .debug_frame while crt1.o's
  * _start is in .eh_frame. A compressed .debug_frame (SHF_COMPRESSED) is not read, nor relocatable
  * objects (.o), whose FDE addresses are still to be relocated: no process maps them.

@@ -6,12 +6,12 @@
 #ifndef STK_REC_H
 #define STK_REC_H
 
+#include <libelf.h>
+#include <linux/types.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <libelf.h>
-#include <linux/types.h>
 
 #include "stk/abi.h"
 #include "stk/capture.h"
@@ -417,9 +417,10 @@ struct rec_cfi {
 };
 
 /*
- * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when there are no section
- * headers) and its .debug_frame, .eh_frame winning where both cover an address (record/cfi.c
- * says how overlapping FDEs are resolved). e's data is not referenced after the call.
+ * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when it has no .eh_frame
+ * section: no section headers) and its .debug_frame, .eh_frame winning where both cover an
+ * address (record/cfi.c says how overlapping FDEs are resolved). e's data is not referenced
+ * after the call.
  * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
  * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP
  * when e is not an x86-64 executable or shared object (ELFCLASS64, EM_X86_64, not ET_REL);
