@@ -333,7 +333,7 @@ static void print_totals(const struct totals *tot)
 	uint64_t code = 0;
 
 	printf("files %" PRIu64 ", ELF %" PRIu64 ", tables %" PRIu64 "; no CFI %" PRIu64
-	       ", malformed %" PRIu64 ", too big %" PRIu64 ", not x86-64 %" PRIu64
+	       ", malformed %" PRIu64 ", too big %" PRIu64 ", refused (.o, not x86-64) %" PRIu64
 	       ", other errors %" PRIu64 "\n",
 	       tot->files, tot->elf, tot->ok, tot->errors[0], tot->errors[1], tot->errors[2],
 	       tot->errors[3], tot->errors[4]);
