@@ -64,12 +64,17 @@ FMT_TESTS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/format/*.c))
 REC_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rec_*.c))
 REP_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rep_*.c))
 FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
-TOOLS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c))
+# cfidump reads record/'s unwind tables: it links librec, the other tools librep.
+REC_TOOLS = $(OUTPUT)/tests/tools/cfidump
+TOOLS = $(filter-out $(REC_TOOLS),$(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c)))
 WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/workloads/*.c))
 # The same programs as production code is built: optimized, no frame pointer anywhere (nofp.sh).
 NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal
 NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
-CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS)
+# Inputs of tests/unit/rec_cfi: one program built with .eh_frame, and with its own functions' CFI
+# in .debug_frame only. Not sanitized, and outside tests/unit/, whose programs tests/run runs.
+CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi_prog_debug_frame
+CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS)
 
 .PHONY: all tools check-bins workloads deps check e2e test test-build demo bench bench-sym install \
 	golden-update clean
@@ -129,13 +134,18 @@ $(FMT_TESTS): $(OUTPUT)/tests/format/%: $(OUTPUT)/tests/format/%.o $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(FMT_LIBS) -o $@
 
-$(REC_UNIT): $(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(LIBREC) $(LIBCAP)
+$(REC_UNIT) $(REC_TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREC) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REC_LIBS) -o $@
 
 $(REP_UNIT) $(FUZZ) $(TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREP) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
+
+$(CFI_INPUTS): $(OUTPUT)/tests/inputs/cfi_prog_%: tests/unit/inputs/cfi_prog.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g $(if $(filter debug_frame,$*),-fno-asynchronous-unwind-tables) $< -o $@
 
 # wl_inline's hot loop must be inlined for real (inline frames in reports): -O2, inlining on.
 $(OUTPUT)/tests/workloads/wl_inline: WORKLOAD_CFLAGS = -O2 -g -fno-omit-frame-pointer \

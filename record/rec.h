@@ -6,13 +6,12 @@
 #ifndef STK_REC_H
 #define STK_REC_H
 
+#include <libelf.h>
+#include <linux/types.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-#include <libelf.h>
-#include <linux/types.h>
 
 #include "stk/abi.h"
 #include "stk/capture.h"
@@ -198,57 +197,7 @@ const char *rec_kfunc_mode_name(enum rec_kfunc_mode mode);
  */
 int rec_kfunc_resolve(struct rec_spec *s, const struct rec_opts *o);
 
-/* ---- CFI unwind tables (cfi.c: from .eh_frame; unwind.c: shared with BPF) ------------------ */
-
-/* Why a DWARF row became STK_CFA_UNSUPPORTED: the first of these that applies. */
-enum rec_cfi_why {
-	REC_CFI_WHY_RA = 0,	/* return address elsewhere than at CFA - 8 (and not undefined) */
-	REC_CFI_WHY_CFA_REG,	/* CFA from a register other than rsp and rbp, or no CFA rule */
-	REC_CFI_WHY_CFA_OFF,	/* CFA offset outside 0..65535 (-32768..32767 for DRAP) */
-	REC_CFI_WHY_CFA_EXPR,	/* CFA expression of none of the shapes a row holds */
-	REC_CFI_WHY_RBP,	/* rbp neither unchanged nor in an 8-byte slot (s8 words) of CFA or rbp */
-	REC_CFI_WHY__COUNT
-};
-
-/* Where a table's CFI came from (rec_cfi.sources). */
-#define REC_CFI_SRC_EH_FRAME 0x1	/* the .eh_frame section */
-#define REC_CFI_SRC_EH_FRAME_HDR 0x2	/* .eh_frame found by PT_GNU_EH_FRAME: no section headers */
-#define REC_CFI_SRC_DEBUG_FRAME 0x4	/* the .debug_frame section */
-
-/*
- * The compact unwind table of one x86-64 object (include/stk/abi.h): rows sorted by pc, each
- * valid up to the next row, consecutive rows never equal (kind, cfa_off, rbp_off). rows[0].pc is
- * 0; every address no FDE covers is in a STK_CFA_GAP row, and the last row is one.
- */
-struct rec_cfi {
-	uint64_t base;		/* ELF virtual address that rows[].pc counts from */
-	uint32_t nrows;
-	struct stk_urow *rows;
-	/* What building it found, for a summary (filled on errors too). */
-	uint32_t sources;	/* REC_CFI_SRC_* */
-	uint32_t nfdes;		/* FDEs whose rules are in the table */
-	uint32_t nfdes_overlap;	/* FDEs starting inside an earlier one: clipped, or dropped */
-	uint32_t nfdes_dropped;	/* empty FDEs, or outside every executable segment */
-	uint32_t nbad;		/* malformed entries skipped: CIEs, FDEs (their range is a gap) */
-	uint32_t ndwarf_rows;	/* rows the FDEs' instructions gave, before merging */
-	uint32_t kinds[STK_CFA_UNSUPPORTED + 1];	/* rows of the table per enum stk_cfa */
-	uint32_t why[REC_CFI_WHY__COUNT];	/* DWARF rows per reason they are unsupported */
-};
-
-/*
- * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when there are no section
- * headers) and its .debug_frame, .eh_frame winning where both cover an address (record/cfi.c
- * says how overlapping FDEs are resolved). e's data is not referenced after the call.
- * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
- * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP
- * when e is not an x86-64 ELF object; -ENOMEM. On error out has no rows, only statistics.
- * Thread safety: one call per Elf at a time (libelf's rules).
- */
-int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out);
-/* Free t's rows (t itself is the caller's); takes NULL. */
-void rec_cfi__free(struct rec_cfi *t);
-/* The row covering ELF virtual address vaddr, lent by t; NULL below the first row. */
-const struct stk_urow *rec_cfi__lookup(const struct rec_cfi *t, uint64_t vaddr);
+/* ---- unwind tables for BPF (unwind.c) ------------------------------------------------------ */
 
 /* The tables the BPF walker reads: one per build-id, and each process's mappings. */
 struct rec_maps;
@@ -520,6 +469,60 @@ int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, c
 			   uint32_t n, uint32_t stop);
 /* The interval so far into iv (rows merged by key, owned by iv); its losses into st. */
 void rec_counts__take(struct rec_counts *c, struct cap_interval *iv, struct rec_drain_stats *st);
+
+/* ---- CFI unwind tables (cfi.c) ------------------------------------------------------------ */
+
+/* Why a DWARF row became STK_CFA_UNSUPPORTED: the first of these that applies. */
+enum rec_cfi_why {
+	REC_CFI_WHY_RA = 0,	/* return address elsewhere than at CFA - 8 (and not undefined) */
+	REC_CFI_WHY_CFA_REG,	/* CFA from a register other than rsp and rbp, or no CFA rule */
+	REC_CFI_WHY_CFA_OFF,	/* CFA offset outside 0..65535 (-32768..32767 for DRAP) */
+	REC_CFI_WHY_CFA_EXPR,	/* CFA expression of none of the shapes a row holds */
+	REC_CFI_WHY_RBP,	/* rbp neither unchanged nor in an 8-byte slot (s8 words) of CFA or rbp */
+	REC_CFI_WHY__COUNT
+};
+
+/* Where a table's CFI came from (rec_cfi.sources). */
+#define REC_CFI_SRC_EH_FRAME 0x1	/* the .eh_frame section */
+#define REC_CFI_SRC_EH_FRAME_HDR 0x2	/* .eh_frame found by PT_GNU_EH_FRAME: no section headers */
+#define REC_CFI_SRC_DEBUG_FRAME 0x4	/* the .debug_frame section */
+
+/*
+ * The compact unwind table of one x86-64 object (include/stk/abi.h): rows sorted by pc, each
+ * valid up to the next row, consecutive rows never equal (kind, cfa_off, rbp_off). rows[0].pc is
+ * 0; every address no FDE covers is in a STK_CFA_GAP row, and the last row is one.
+ */
+struct rec_cfi {
+	uint64_t base;		/* ELF virtual address that rows[].pc counts from */
+	uint32_t nrows;
+	struct stk_urow *rows;
+	/* What building it found, for a summary (filled on errors too). */
+	uint32_t sources;	/* REC_CFI_SRC_* */
+	uint32_t nfdes;		/* FDEs whose rules are in the table */
+	uint32_t nfdes_overlap;	/* FDEs starting inside an earlier one: clipped, or dropped */
+	uint32_t nfdes_dropped;	/* empty FDEs, or outside every executable segment */
+	uint32_t nbad;		/* malformed entries skipped: CIEs, FDEs (their range is a gap) */
+	uint32_t ndwarf_rows;	/* rows the FDEs' instructions gave, before merging */
+	uint32_t kinds[STK_CFA_UNSUPPORTED + 1];	/* rows of the table per enum stk_cfa */
+	uint32_t why[REC_CFI_WHY__COUNT];	/* DWARF rows per reason they are unsupported */
+};
+
+/*
+ * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when it has no .eh_frame
+ * section: no section headers) and its .debug_frame, .eh_frame winning where both cover an
+ * address (record/cfi.c says how overlapping FDEs are resolved). e's data is not referenced
+ * after the call.
+ * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
+ * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP
+ * when e is not an x86-64 executable or shared object (ELFCLASS64, EM_X86_64, not ET_REL);
+ * -ENOMEM. On error out has no rows, only statistics.
+ * Thread safety: one call per Elf at a time (libelf's rules).
+ */
+int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out);
+/* Free t's rows (t itself is the caller's); takes NULL. */
+void rec_cfi__free(struct rec_cfi *t);
+/* The row covering ELF virtual address vaddr, lent by t; NULL below the first row. */
+const struct stk_urow *rec_cfi__lookup(const struct rec_cfi *t, uint64_t vaddr);
 
 /* ---- kallsyms, metadata ------------------------------------------------------------------- */
 
