@@ -258,6 +258,8 @@ static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow 
 		return walk_end(w, STK_STOP_COMPLETE);
 	case STK_CFA_RSP:
 		return cfa_step(w, row, w->sp + row->cfa_off);
+	case STK_CFA_RSP8:
+		return cfa_step(w, row, w->sp + (__u64)row->cfa_off * 8);
 	case STK_CFA_RBP:
 		return cfa_step(w, row, w->bp + row->cfa_off);
 	case STK_CFA_PLT:

@@ -386,6 +386,12 @@ static enum rec_cfi_why cfa_reg(uint64_t reg, int64_t off, struct stk_urow *r)
 {
 	if (reg != REG_RSP && reg != REG_RBP)
 		return REC_CFI_WHY_CFA_REG;
+	/* a frame over 64 KiB: rsp-based and 8-aligned in every object surveyed */
+	if (reg == REG_RSP && off > UINT16_MAX && !(off & 7) && off / 8 <= UINT16_MAX) {
+		r->kind = STK_CFA_RSP8;
+		r->cfa_off = (uint16_t)(off / 8);
+		return FITS;
+	}
 	if (off < 0 || off > UINT16_MAX)
 		return REC_CFI_WHY_CFA_OFF;
 	r->kind = reg == REG_RSP ? STK_CFA_RSP : STK_CFA_RBP;

@@ -503,7 +503,7 @@ struct rec_cfi {
 	uint32_t nfdes_dropped;	/* empty FDEs, or outside every executable segment */
 	uint32_t nbad;		/* malformed entries skipped: CIEs, FDEs (their range is a gap) */
 	uint32_t ndwarf_rows;	/* rows the FDEs' instructions gave, before merging */
-	uint32_t kinds[STK_CFA_UNSUPPORTED + 1];	/* rows of the table per enum stk_cfa */
+	uint32_t kinds[STK_CFA__COUNT];	/* rows of the table per enum stk_cfa */
 	uint32_t why[REC_CFI_WHY__COUNT];	/* DWARF rows per reason they are unsupported */
 };
 

@@ -422,6 +422,8 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		return end(w, STK_STOP_COMPLETE);
 	case STK_CFA_RSP:
 		return cfa_step(w, row, w->sp + row->cfa_off);
+	case STK_CFA_RSP8:
+		return cfa_step(w, row, w->sp + (uint64_t)row->cfa_off * 8);
 	case STK_CFA_RBP:
 		return cfa_step(w, row, w->bp + row->cfa_off);
 	case STK_CFA_PLT:

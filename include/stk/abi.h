@@ -121,7 +121,7 @@ struct stk_event {
  * One row of a compact unwind table, built by stkrec from an object's .eh_frame or .debug_frame
  * (record/cfi.c) and read by the BPF walker: from `pc` up to the next row's pc, how to find the
  * caller's frame. A table is an array of rows sorted by pc; 8 bytes each, so libc's table is
- * about 200 KB and cc1's about 3.5 MB.
+ * about 220 KB and cc1's about 3.7 MiB.
  *
  * x86-64 only: the return address is always at CFA - 8 (a row whose CFI says otherwise is
  * STK_CFA_UNSUPPORTED), and the only callee-saved register the walker needs is rbp.
@@ -144,6 +144,8 @@ enum stk_cfa {
 				 * ucontext at rsp (rbp at +120, rsp at +160, rip at +168) */
 	STK_CFA_RBP_DEREF = 6,	/* realigned stack (gcc's DRAP): CFA = *(rbp + (__s16)cfa_off) */
 	STK_CFA_UNSUPPORTED = 7,	/* any other rule: the stack ends here, counted */
+	STK_CFA_RSP8 = 8,	/* a frame over 64 KiB: CFA = rsp + 8 * cfa_off */
+	STK_CFA__COUNT
 };
 
 /* Where the caller's rbp is. */

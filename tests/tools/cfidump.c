@@ -26,8 +26,8 @@
 
 #define MAX_ROWS (1u << 26)
 
-static const char *const kind_names[] = { "gap", "end", "rsp", "rbp", "plt", "signal",
-					  "rbp_deref", "unsupported" };
+static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt", "signal",
+					  "rbp_deref", "unsupported", "rsp8" };
 static const char *const why_names[] = { "ra", "cfa_reg", "cfa_off", "cfa_expr", "rbp" };
 
 struct shape {
@@ -38,8 +38,8 @@ struct shape {
 };
 
 struct totals {
-	uint64_t files, elf, ok, errors[5], rows, kinds[8], dwarf_rows, why[REC_CFI_WHY__COUNT];
-	uint64_t code[8];	/* address bytes per kind: up to the next row, the last gap not counted */
+	uint64_t files, elf, ok, errors[5], rows, kinds[STK_CFA__COUNT], dwarf_rows, why[REC_CFI_WHY__COUNT];
+	uint64_t code[STK_CFA__COUNT];	/* address bytes per kind: up to the next row, the last gap not counted */
 	uint64_t fdes, bad, overlap, dropped, bytes, ns, notelf;
 	void *shapes;		/* tsearch tree of struct shape */
 };
@@ -189,7 +189,7 @@ static void print_rows(const struct rec_cfi *t)
 		const struct stk_urow *r = &t->rows[i];
 
 		printf("  %#" PRIx64 " %-11s cfa_off %-5u rbp %s", t->base + r->pc,
-		       kind_names[STK_UROW_CFA(r->kind) & 7], r->cfa_off,
+		       kind_names[STK_UROW_CFA(r->kind) % STK_CFA__COUNT], r->cfa_off,
 		       rbp[STK_UROW_RBP(r->kind) & 3]);
 		if (STK_UROW_RBP(r->kind))
 			printf("%+d", r->rbp_off * 8);
@@ -200,7 +200,7 @@ static void print_rows(const struct rec_cfi *t)
 static void print_summary(const char *path, const struct rec_cfi *t, uint64_t ns)
 {
 	printf("%s: %u rows (", path, t->nrows);
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < STK_CFA__COUNT; k++)
 		printf("%s%s %u", k ? ", " : "", kind_names[k], t->kinds[k]);
 	printf("), %u FDEs, %zu bytes, %.2f ms", t->nfdes, (size_t)t->nrows * sizeof(*t->rows),
 	       ns / 1e6);
@@ -237,10 +237,10 @@ static void add_totals(struct totals *tot, const struct rec_cfi *t, int err, uin
 	tot->overlap += t->nfdes_overlap;
 	tot->dropped += t->nfdes_dropped;
 	tot->dwarf_rows += t->ndwarf_rows;
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < STK_CFA__COUNT; k++)
 		tot->kinds[k] += t->kinds[k];
 	for (uint32_t i = 0; i + 1 < t->nrows; i++)
-		tot->code[STK_UROW_CFA(t->rows[i].kind) & 7] += t->rows[i + 1].pc - t->rows[i].pc;
+		tot->code[STK_UROW_CFA(t->rows[i].kind) % STK_CFA__COUNT] += t->rows[i + 1].pc - t->rows[i].pc;
 	for (int w = 0; w < REC_CFI_WHY__COUNT; w++)
 		tot->why[w] += t->why[w];
 }
@@ -342,10 +342,10 @@ static void print_totals(const struct totals *tot)
 	       tot->fdes, tot->bad, tot->overlap, tot->dropped, tot->ns / 1e6);
 	printf("rows %" PRIu64 " (%" PRIu64 " bytes), DWARF rows %" PRIu64 "\n", tot->rows,
 	       tot->bytes, tot->dwarf_rows);
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < STK_CFA__COUNT; k++)
 		code += tot->code[k];
 	printf("  %-12s %10s %8s  %14s %8s\n", "kind", "rows", "", "address bytes", "");
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < STK_CFA__COUNT; k++)
 		printf("  %-12s %10" PRIu64 " %7.3f%%  %14" PRIu64 " %7.3f%%\n", kind_names[k],
 		       tot->kinds[k], tot->rows ? 100.0 * tot->kinds[k] / tot->rows : 0, tot->code[k],
 		       code ? 100.0 * tot->code[k] / code : 0);

@@ -30,8 +30,8 @@
 
 /* ---- rows as text: "10000 rsp+8, 10001 rsp+16 rbp@cfa-16, 10010 gap" ----------------------- */
 
-static const char *const kind_names[] = { "gap", "end", "rsp", "rbp", "plt", "signal",
-					  "*rbp", "unsupported" };
+static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt",
+							 "signal", "*rbp", "unsupported", "rsp8" };
 
 static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 {
@@ -39,12 +39,14 @@ static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 
 	if (cfa == STK_CFA_RSP || cfa == STK_CFA_RBP)
 		n = snprintf(buf, sz, "%s+%u", kind_names[cfa], r->cfa_off);
+	else if (cfa == STK_CFA_RSP8)
+		n = snprintf(buf, sz, "rsp+%u", r->cfa_off * 8);
 	else if (cfa == STK_CFA_PLT)
 		n = snprintf(buf, sz, "plt/%u", r->cfa_off);
 	else if (cfa == STK_CFA_RBP_DEREF)
 		n = snprintf(buf, sz, "*(rbp%+d)", (int16_t)r->cfa_off);
 	else
-		n = snprintf(buf, sz, "%s", kind_names[cfa & 7]);
+		n = snprintf(buf, sz, "%s", cfa < STK_CFA__COUNT ? kind_names[cfa] : "?");
 	if (rbp)
 		n += snprintf(buf + n, sz - n, " rbp@%s%+d", rbp == STK_RBP_AT_CFA ? "cfa" : "rbp",
 			      r->rbp_off * 8);
@@ -161,6 +163,11 @@ static bool oracle_cfa(Dwarf_Frame *fr, struct stk_urow *r)
 
 	if (dwarf_frame_cfa(fr, &ops, &n) || !n)
 		return false;
+	if (n == 1 && is_breg(&ops[0], 7, &off) && off > 65535 && !(off & 7) && off / 8 <= 65535) {
+		r->kind = STK_CFA_RSP8;
+		r->cfa_off = (uint16_t)(off / 8);
+		return true;
+	}
 	if (n == 1 && (is_breg(&ops[0], 7, &off) || is_breg(&ops[0], 6, &off))) {
 		if (off < 0 || off > 65535)
 			return false;
@@ -1163,7 +1170,9 @@ static void test_cfa_rules(void)
 	adv(&b, 1);
 	op1(&b, DW_CFA_def_cfa_offset, 65535);
 	adv(&b, 1);
-	op1(&b, DW_CFA_def_cfa_offset, 65536);
+	op1(&b, DW_CFA_def_cfa_offset, 65536);	/* over 64 KiB, 8-aligned: rsp8 */
+	adv(&b, 1);
+	op1(&b, DW_CFA_def_cfa_offset, 65540);	/* not 8-aligned */
 	adv(&b, 1);
 	op2(&b, DW_CFA_def_cfa, 10, 8);
 	adv(&b, 1);
@@ -1186,8 +1195,9 @@ static void test_cfa_rules(void)
 	op2(&b, DW_CFA_def_cfa, 7, 8);
 	end(&b, f);
 	expect_rows("test_rec_cfi_cfa_rules", &b, NULL, 0,
-		    "10000 rsp+8, 10001 rsp+65535, 10002 unsupported, 10004 rsp+16, 10005 rbp+16, "
-		    "10006 rsp+24, 10007 unsupported, 1000a rsp+8, 10010 gap");
+		    "10000 rsp+8, 10001 rsp+65535, 10002 rsp+65536, 10003 unsupported, "
+		    "10005 rsp+16, 10006 rbp+16, 10007 rsp+24, 10008 unsupported, 1000b rsp+8, "
+		    "10010 gap");
 
 	/* After an expression, def_cfa_register and def_cfa_offset go back to the register rule
 	 * before it (libgcc; libgcrypt's asm). */
