@@ -3,7 +3,7 @@
 # tests/e2e/vm_kprobe.sh: kernel-function probes (kprobe, fentry) proven in a VM. This host's
 # kernel may lack kprobes; Debian's stock kernel (linux-image-amd64, 6.1 on Debian 12) has them.
 # Boots it under qemu (TCG, no KVM needed) with an initramfs holding busybox, stkrec, stkreport and
-# wl_syscall (tests/vm/mkinitramfs.sh), runs tests/vm/kfunc.sh inside and relays its `ok`/`not ok`/
+# the workloads (tests/vm/mkinitramfs.sh), runs tests/vm/kfunc.sh inside and relays its `ok`/`not ok`/
 # `skip` lines from the serial console. The stkrec that runs there is the one built here: the
 # CO-RE portability check. Skips loudly only when qemu or a kernel image cannot be installed.
 set -u
@@ -45,6 +45,11 @@ kernel=$(find_kernel)
 
 tmp=$(mktemp -d /tmp/stkvm.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# The frame-pointer-less build under a name of its own (the image keeps basenames).
+nofp=$OUTPUT/tests/workloads/nofp/wl_syscall
+[ -x "$nofp" ] || { echo "not ok vm_kprobe: $nofp is not built (make workloads)"; exit 1; }
+cp "$nofp" "$tmp/wl_syscall_nofp"
+bins+=("$tmp/wl_syscall_nofp")
 t0=$(date +%s.%N)
 if ! tests/vm/mkinitramfs.sh "$tmp/initrd.gz" "${bins[@]}" 2>"$tmp/mk.err"; then
 	echo "not ok vm_kprobe.initramfs: $(head -1 "$tmp/mk.err")"
