@@ -650,12 +650,12 @@ static void flip(uint8_t *buf, size_t *len, void *ctx)
 	buf[*(uint64_t *)ctx] ^= 0x40;
 }
 
-/* Header major version 2 (format.md 2: u16 at 8, header CRC32C over bytes 0..11 at 12). */
+/* Header major version one past ours (format.md 2: u16 at 8, CRC32C of bytes 0..11 at 12). */
 static void newer(uint8_t *buf, size_t *len, void *ctx)
 {
 	uint32_t crc;
 
-	buf[8] = 2;
+	buf[8] = CAP_MAJOR + 1;
 	buf[9] = 0;
 	crc = cap_crc32c(0, buf, 12);
 	buf[12] = crc;
