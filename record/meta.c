@@ -159,6 +159,8 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	put(l, "stack_storage_size", "%u", o->stack_storage_size);
 	put(l, "hash_storage_size", "%u", o->hash_storage_size);
 	put(l, "objects", "%s", rec_objects_mode(o));	/* what OBJECTS records embed */
+	/* format.md 4.1: what the capture holds of kallsyms */
+	put(l, "kallsyms", "%s", o->all_kallsyms ? "all" : "hits");
 	free(argv);
 	free(tids);
 }

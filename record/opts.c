@@ -19,6 +19,7 @@ enum {
 	OPT_EMBED_OBJECTS,
 	OPT_MAX_KPROBES,
 	OPT_RINGBUF_SIZE,
+	OPT_ALL_KALLSYMS,
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "embed-objects", no_argument, NULL, OPT_EMBED_OBJECTS },
 	{ "max-kprobes", required_argument, NULL, OPT_MAX_KPROBES },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "all-kallsyms", no_argument, NULL, OPT_ALL_KALLSYMS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -83,6 +85,7 @@ static const char usage_text[] =
 	"      --max-kprobes N        refuse a kernel-function pattern matching more (default 1000)\n"
 	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
 	"      --embed-objects        embed whole object files (a postmortem archive)\n"
+	"      --all-kallsyms         copy all of /proc/kallsyms, not only the symbols hit\n"
 	"      --stack-storage-size N stack-map entries (default 16384)\n"
 	"      --hash-storage-size N  counts-map entries (default 40960)\n"
 	"  -q, --quiet                no live status line\n"
@@ -280,6 +283,9 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		return 0;
 	case OPT_EMBED_OBJECTS:
 		o->embed_objects = true;
+		return 0;
+	case OPT_ALL_KALLSYMS:
+		o->all_kallsyms = true;
 		return 0;
 	case OPT_MAX_KPROBES:
 		if (rec_parse_u64(arg, 1, 100000, &v))
