@@ -250,7 +250,8 @@ static int load(struct rec_kallsyms *k)
 			((char *)l.mod)[l.mod_len] = 0;
 		syms[n++] = (struct ksym){ .addr = l.addr, .name = l.name, .module = l.mod };
 	}
-	qsort(syms, n, sizeof(*syms), cmp_ksym);
+	if (n)
+		qsort(syms, n, sizeof(*syms), cmp_ksym);
 	for (i = n, next = 0; i-- > 0;) {
 		if (i + 1 < n && syms[i + 1].addr != syms[i].addr)
 			next = syms[i + 1].addr;

@@ -109,8 +109,9 @@ struct walk {
  * KSYMS_ADD record merges into that table in place unless an interval with kernel stacks refers
  * to it and the record changes a name such an interval may have looked up: then the merge goes
  * into a new table and the intervals read before keep the old one. Symbols that replace nothing
- * change no earlier name (a writer adds none where an earlier row found no symbol), so tables
- * are copied at replacements (a module or BPF program reloaded), not for every chunk.
+ * and do not fall after a symbol without a size change no earlier name (a writer adds none where
+ * an earlier row found no symbol), so tables are copied at replacements (a module or BPF program
+ * reloaded), not for every chunk.
  */
 static void ksyms_free(struct cap_ksyms *ks)
 {
