@@ -15,6 +15,7 @@ bool cap_chunk_type_mandatory(uint16_t type)
 	case CAP_CHUNK_PROCS:
 	case CAP_CHUNK_INTERVAL:
 	case CAP_CHUNK_EVENTS:	/* 1.1: a reader skipping it would report no stacks at all */
+	case CAP_CHUNK_KSYMS_ADD:	/* 2.0: skipping it leaves kernel frames unnamed */
 		return true;
 	default:
 		return false;
@@ -23,7 +24,7 @@ bool cap_chunk_type_mandatory(uint16_t type)
 
 bool cap_chunk_type_known(uint16_t type)
 {
-	return type >= CAP_CHUNK_META && type <= CAP_CHUNK_PERFMAP;
+	return type >= CAP_CHUNK_META && type <= CAP_CHUNK_KSYMS_ADD;
 }
 
 /* format.md 3.1 */

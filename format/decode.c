@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-/* Minimum encoded sizes of repeated elements (format.md 4.1 - 4.9). */
+/* Minimum encoded sizes of repeated elements (format.md 4.1 - 4.10). */
 #define MIN_KV		8u	/* two empty strings */
 #define MIN_PROBE	16u	/* id, kind, nattached, empty spec */
 #define MIN_KSYM	16u	/* addr, empty name, empty module */
@@ -24,6 +24,7 @@
 				 * data_len */
 #define MIN_SEGMENT	32u	/* offset, vaddr, filesz, memsz */
 #define MIN_SYMBOL	20u	/* addr, size, empty name */
+#define MIN_KSYM_ADD	24u	/* addr, size, empty name and module */
 
 /* A read position in a payload. The first error sticks; later reads return zeros. */
 struct cursor {
@@ -156,25 +157,34 @@ static void decode_meta(struct cursor *c, struct cap_meta *m)
 	}
 }
 
-/* format.md 4.2: an empty module is the kernel image itself, NULL in memory. */
-static void decode_ksyms(struct cursor *c, struct cap_ksyms *k)
+/*
+ * format.md 4.2 (KSYMS) and 4.10 (KSYMS_ADD, sized): an empty module is the kernel image itself,
+ * NULL in memory. Readers binary-search the table and replace overlapped symbols by range: an
+ * unsorted table, or sized ranges that overlap, are empty or run past 2^64, are malformed.
+ */
+static void decode_ksyms(struct cursor *c, bool sized, struct cap_ksyms *k)
 {
+	struct cap_ksym *s, *prev;
 	size_t mod_len = 0;
 	uint32_t i;
 
 	k->flags = get_u32(c);
-	k->count = get_count(c, MIN_KSYM);
+	k->count = get_count(c, sized ? MIN_KSYM_ADD : MIN_KSYM);
 	k->syms = alloc(c, (size_t)k->count * sizeof(*k->syms));
 	for (i = 0; i < k->count && !c->err; i++) {
-		struct cap_ksym *s = &k->syms[i];
-
+		s = &k->syms[i];
+		prev = i ? s - 1 : NULL;
 		s->addr = get_u64(c);
+		if (sized)
+			s->size = get_u64(c);
 		s->name = get_str(c);
 		s->module = get_str_max(c, SIZE_MAX, &mod_len);
 		if (!mod_len)
 			s->module = NULL;
-		/* Readers binary-search the table: an unsorted one is malformed. */
-		if (i && s->addr < k->syms[i - 1].addr)
+		if (prev && s->addr < prev->addr)
+			fail(c, -EBADMSG);
+		if (sized && (!s->size || s->size - 1 > UINT64_MAX - s->addr ||
+			      (prev && s->addr - prev->addr < prev->size)))
 			fail(c, -EBADMSG);
 	}
 }
@@ -484,7 +494,10 @@ int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out)
 		decode_meta(&c, &rec->meta);
 		break;
 	case CAP_CHUNK_KSYMS:
-		decode_ksyms(&c, &rec->ksyms);
+		decode_ksyms(&c, false, &rec->ksyms);
+		break;
+	case CAP_CHUNK_KSYMS_ADD:
+		decode_ksyms(&c, true, &rec->ksyms);
 		break;
 	case CAP_CHUNK_PROCS:
 		decode_procs(&c, &rec->procs);

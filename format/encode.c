@@ -39,19 +39,31 @@ static int encode_meta(const struct cap_meta *m, struct cap_buf *b)
 	return 0;
 }
 
-/* format.md 4.2 */
-static int encode_ksyms(const struct cap_ksyms *k, struct cap_buf *b)
+/*
+ * format.md 4.2 (KSYMS: sorted, equal addresses allowed) and 4.10 (KSYMS_ADD: with sizes, ranges
+ * in address order without overlap, none past the top of the address space).
+ */
+static int encode_ksyms(const struct cap_ksyms *k, bool sized, struct cap_buf *b)
 {
+	const struct cap_ksym *s, *prev;
 	uint32_t i;
 
 	CHECK_ARRAY(k->syms, k->count);
-	for (i = 1; i < k->count; i++)
-		if (k->syms[i].addr < k->syms[i - 1].addr)
+	for (i = 0; i < k->count; i++) {
+		s = &k->syms[i];
+		prev = i ? s - 1 : NULL;
+		if (prev && s->addr < prev->addr)
 			return -EINVAL;
+		if (sized && (!s->size || s->size - 1 > UINT64_MAX - s->addr ||
+			      (prev && s->addr - prev->addr < prev->size)))
+			return -EINVAL;
+	}
 	cap_buf__put_u32(b, k->flags);
 	cap_buf__put_u32(b, k->count);
 	for (i = 0; i < k->count; i++) {
 		cap_buf__put_u64(b, k->syms[i].addr);
+		if (sized)
+			cap_buf__put_u64(b, k->syms[i].size);
 		cap_buf__put_str(b, k->syms[i].name);
 		cap_buf__put_str(b, k->syms[i].module);
 	}
@@ -323,7 +335,10 @@ int cap_record_encode(const struct cap_record *rec, struct cap_buf *b)
 		err = encode_meta(&rec->meta, b);
 		break;
 	case CAP_CHUNK_KSYMS:
-		err = encode_ksyms(&rec->ksyms, b);
+		err = encode_ksyms(&rec->ksyms, false, b);
+		break;
+	case CAP_CHUNK_KSYMS_ADD:
+		err = encode_ksyms(&rec->ksyms, true, b);
 		break;
 	case CAP_CHUNK_PROCS:
 		err = encode_procs(&rec->procs, b);

@@ -112,14 +112,11 @@ static int put_chunk(struct cap_writer *w, uint16_t type, uint16_t flags, const 
 		     size_t len)
 {
 	/*
-	 * The kallsyms snapshot is written once and is most of a short capture's bytes: lz4's
-	 * high-compression mode (level 9) makes it a quarter smaller for ~0.1 s once. Intervals
-	 * stay on the fast default, they are written while probes fire.
+	 * lz4's fast default for every chunk: chunks are written while probes fire, and the one
+	 * that high compression paid for (a whole kallsyms snapshot) is gone from default
+	 * captures since 2.0 (format.md 3.1).
 	 */
-	LZ4F_preferences_t prefs = {
-		.frameInfo.contentSize = len,
-		.compressionLevel = type == CAP_CHUNK_KSYMS ? 9 : 0,
-	};
+	LZ4F_preferences_t prefs = { .frameInfo.contentSize = len };
 	struct cap_chunk_hdr h = { .type = type, .flags = flags, .seq = w->seq };
 	size_t bound, stored;
 	int err;

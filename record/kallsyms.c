@@ -1,121 +1,445 @@
 // SPDX-License-Identifier: MIT
-/* kallsyms.c: the text symbols of /proc/kallsyms (modules included), sorted, for a KSYMS record. */
+/*
+ * kallsyms.c: the kernel text symbols a capture needs (format.md 4.10). /proc/kallsyms (some
+ * 120000 text symbols, 5 MB) is read whole into memory when the first interval with kernel
+ * stacks is drained, not at start-up, so nothing delays the first sample; it is parsed in place
+ * by hand (sscanf cost more than the kernel takes to print the file), sorted and given sizes. At
+ * each drain the interval's kernel addresses are looked up there and one KSYMS_ADD record holds
+ * the symbols hit that the capture lacks. Modules and BPF programs come and go: kallsyms is read
+ * again when a frame lies outside the kernel image and their signature changed.
+ */
 #include <errno.h>
-#include <inttypes.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "rec.h"
 
+struct ksym {
+	uint64_t addr;
+	uint64_t size;		/* up to the next symbol's address; the last one up to 2^64 */
+	const char *name;	/* into rec_kallsyms.text */
+	const char *module;	/* into rec_kallsyms.text; NULL for the kernel image */
+	bool written;		/* the capture's table holds this symbol, with this range */
+};
+
+struct rec_kallsyms {
+	const char *path;
+	uint64_t (*signature)(void);
+	bool read;		/* the file was read once */
+	bool hidden;		/* only zero addresses (kptr_restrict) */
+	bool hidden_written;
+	bool warned;		/* a failed read was reported */
+	char *text;		/* the file, names and modules NUL-terminated in place */
+	struct ksym *syms;	/* sorted by (addr, name), zero addresses left out */
+	uint32_t n;
+	uint64_t sig;		/* signature() read just before the file */
+	uint64_t text_lo, text_hi;	/* the kernel image's text: its symbols stay as they are */
+	uint32_t *hits;		/* indexes of the symbols a drain writes */
+	struct cap_ksym *out;	/* its record */
+	uint32_t out_cap;
+};
+
+/* ---- parsing ------------------------------------------------------------------------------ */
+
+struct kline {
+	uint64_t addr;
+	char type;		/* 0: malformed */
+	const char *name, *mod;	/* in the line, not NUL-terminated; mod NULL without one */
+	size_t name_len, mod_len;
+};
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * The line at p ("ADDR TYPE NAME" and maybe "\t[MODULE]", up to '\n' or end) into l; returns
+ * where the next line starts. A line that does not have that shape gets type 0.
+ */
+static const char *parse_line(const char *p, const char *end, struct kline *l)
+{
+	const char *eol = memchr(p, '\n', (size_t)(end - p)), *q = p, *close;
+	const char *next;
+	char type;
+	int v;
+
+	if (!eol)
+		eol = end;
+	next = eol < end ? eol + 1 : end;
+	memset(l, 0, sizeof(*l));
+	for (; q < eol && (v = hex_digit(*q)) >= 0; q++)
+		l->addr = l->addr << 4 | (uint64_t)v;
+	if (q == p || q - p > 16 || eol - q < 4 || q[0] != ' ' || q[2] != ' ')
+		return next;
+	type = q[1];
+	l->name = q + 3;
+	for (q = l->name; q < eol && *q != ' ' && *q != '\t'; q++)
+		;
+	l->name_len = (size_t)(q - l->name);
+	while (q < eol && (*q == ' ' || *q == '\t'))
+		q++;
+	if (q < eol && *q == '[') {
+		close = memchr(q, ']', (size_t)(eol - q));
+		if (!close)
+			return next;
+		l->mod = q + 1;
+		l->mod_len = (size_t)(close - l->mod);
+	}
+	if (l->name_len)
+		l->type = type;
+	return next;
+}
+
+/* Text symbols only: t/T (local/global), w/W (weak). */
+static bool is_text(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
 int rec_kallsyms_line(const char *line, uint64_t *addr, char *name, size_t nsz, char *mod,
 		      size_t msz)
 {
-	const char *p, *end;
-	char type;
-	int pos = 0;
-	size_t n;
+	struct kline l;
 
-	if (sscanf(line, "%" SCNx64 " %c %n", addr, &type, &pos) != 2 || !pos)
+	parse_line(line, line + strlen(line), &l);
+	if (!l.type || l.name_len >= nsz || l.mod_len >= msz)
 		return -EINVAL;
-	p = line + pos;
-	n = strcspn(p, " \t\n");
-	if (!n || n >= nsz)
-		return -EINVAL;
-	/* Text symbols only: t/T (local/global), w/W (weak). */
-	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+	if (!is_text(l.type))
 		return 0;
-	memcpy(name, p, n);
-	name[n] = 0;
-	mod[0] = 0;
-	p += n;
-	p += strspn(p, " \t");
-	if (*p == '[') {
-		end = strchr(p, ']');
-		if (!end || (size_t)(end - p - 1) >= msz)
-			return -EINVAL;
-		memcpy(mod, p + 1, end - p - 1);
-		mod[end - p - 1] = 0;
-	}
+	*addr = l.addr;
+	memcpy(name, l.name, l.name_len);
+	name[l.name_len] = 0;
+	memcpy(mod, l.mod ? l.mod : "", l.mod_len);
+	mod[l.mod_len] = 0;
 	return 1;
+}
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+/* The whole file (procfs says size 0: read until the end), NUL-terminated. */
+static int read_all(const char *path, char **out, size_t *len)
+{
+	size_t cap = 8u << 20, n = 0;
+	char *buf = NULL, *more;
+	ssize_t got;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (!buf || cap - n < 2) {
+			cap = buf ? cap * 2 : cap;
+			more = realloc(buf, cap);
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = more;
+		}
+		got = read(fd, buf + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			err = -errno;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
 }
 
 static int cmp_ksym(const void *a, const void *b)
 {
-	const struct cap_ksym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
-static int push_ksym(struct cap_ksyms *k, uint32_t *cap, uint64_t addr, const char *name,
-		     const char *mod)
+static bool same_module(const char *a, const char *b)
 {
-	struct cap_ksym *s;
-
-	if (k->count == *cap) {
-		uint32_t ncap = *cap ? *cap * 2 : 4096;
-
-		s = realloc(k->syms, ncap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		k->syms = s;
-		*cap = ncap;
-	}
-	s = &k->syms[k->count];
-	s->addr = addr;
-	s->name = strdup(name);
-	s->module = *mod ? strdup(mod) : NULL;
-	if (!s->name || (*mod && !s->module)) {
-		free(s->name);
-		free(s->module);
-		return -ENOMEM;
-	}
-	k->count++;
-	return 0;
+	return a == b || (a && b && !strcmp(a, b));
 }
 
-int rec_kallsyms_read(const char *path, struct cap_ksyms *k)
+/*
+ * The symbols the capture holds stay written when kallsyms is read again and they did not
+ * change: both tables are sorted by (addr, name), one walk matches them.
+ */
+static void carry_written(const struct ksym *old, uint32_t nold, struct ksym *syms, uint32_t n)
 {
-	char line[1024], name[512], mod[256];
-	uint32_t cap = 0;
-	bool nonzero = false;
-	uint64_t addr;
-	int err = 0, r;
-	FILE *f = fopen(path, "r");
+	uint32_t i = 0, j = 0;
+	int c;
 
-	memset(k, 0, sizeof(*k));
-	if (!f)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), f)) {
-		r = rec_kallsyms_line(line, &addr, name, sizeof(name), mod, sizeof(mod));
-		if (r <= 0)
-			continue;
-		nonzero |= addr != 0;
-		err = push_ksym(k, &cap, addr, name, mod);
+	while (i < nold && j < n) {
+		c = cmp_ksym(&old[i], &syms[j]);
+		if (c < 0) {
+			i++;
+		} else if (c > 0) {
+			j++;
+		} else {
+			syms[j].written = old[i].written && old[i].size == syms[j].size &&
+					  same_module(old[i].module, syms[j].module);
+			i++;
+			j++;
+		}
 	}
-	fclose(f);
-	if (err) {
-		rec_ksyms_free(k);
+}
+
+/*
+ * Read kallsyms (again): text symbols with a non-zero address, sorted, sized to tile the address
+ * space from the first one up (format.md 4.10), so that each address is named as a whole
+ * snapshot names it. The old table, if any, is replaced only on success.
+ */
+static int load(struct rec_kallsyms *k)
+{
+	struct ksym *syms = NULL, *more;
+	uint32_t n = 0, cap = 0, i;
+	uint64_t sig, next, lo = 0, hi = 0;
+	const char *p, *end;
+	bool zeros = false;
+	struct kline l;
+	size_t len = 0;
+	char *text = NULL;
+	int err;
+
+	sig = k->signature();	/* before the file it describes */
+	err = read_all(k->path, &text, &len);
+	if (err)
 		return err;
+	for (p = text, end = text + len; p < end;) {
+		p = parse_line(p, end, &l);
+		if (!is_text(l.type))
+			continue;
+		if (!l.addr) {
+			zeros = true;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1u << 16;
+			more = realloc(syms, cap * sizeof(*syms));
+			if (!more) {
+				free(syms);
+				free(text);
+				return -ENOMEM;
+			}
+			syms = more;
+		}
+		/* the bytes after each field are a separator, not needed once parsed */
+		((char *)l.name)[l.name_len] = 0;
+		if (l.mod)
+			((char *)l.mod)[l.mod_len] = 0;
+		syms[n++] = (struct ksym){ .addr = l.addr, .name = l.name, .module = l.mod };
 	}
-	/* kptr_restrict shows every address as zero: the names alone locate nothing. */
-	if (!nonzero)
-		k->flags |= CAP_KSYMS_F_HIDDEN;
-	if (k->count)
-		qsort(k->syms, k->count, sizeof(*k->syms), cmp_ksym);
+	if (n)
+		qsort(syms, n, sizeof(*syms), cmp_ksym);
+	for (i = n, next = 0; i-- > 0;) {
+		if (i + 1 < n && syms[i + 1].addr != syms[i].addr)
+			next = syms[i + 1].addr;
+		syms[i].size = next - syms[i].addr;	/* next 0: 2^64 - addr */
+		if (!syms[i].module) {
+			lo = syms[i].addr;
+			hi = hi ? hi : syms[i].addr + 1;
+		}
+	}
+	carry_written(k->syms, k->n, syms, n);
+	free(k->syms);
+	free(k->text);
+	k->syms = syms;
+	k->n = n;
+	k->text = text;
+	k->sig = sig;
+	k->text_lo = lo;
+	k->text_hi = hi;
+	/* kptr_restrict shows every address as zero: the names alone locate nothing */
+	k->hidden = zeros && !n;
+	k->read = true;
 	return 0;
 }
 
-void rec_ksyms_free(struct cap_ksyms *k)
+/* ---- the capture's records ------------------------------------------------------------------ */
+
+struct rec_kallsyms *rec_kallsyms__new(const char *path, uint64_t (*signature)(void))
 {
-	for (uint32_t i = 0; i < k->count; i++) {
-		free(k->syms[i].name);
-		free(k->syms[i].module);
-	}
+	struct rec_kallsyms *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->path = path;
+	k->signature = signature;
+	return k;
+}
+
+void rec_kallsyms__free(struct rec_kallsyms *k)
+{
+	if (!k)
+		return;
 	free(k->syms);
-	memset(k, 0, sizeof(*k));
+	free(k->text);
+	free(k->hits);
+	free(k->out);
+	free(k);
+}
+
+/* Room for n symbols in the record being built. */
+static int reserve_out(struct rec_kallsyms *k, uint32_t n)
+{
+	struct cap_ksym *out;
+	uint32_t *hits;
+
+	if (n <= k->out_cap)
+		return 0;
+	out = realloc(k->out, n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	k->out = out;
+	hits = realloc(k->hits, n * sizeof(*hits));
+	if (!hits)
+		return -ENOMEM;
+	k->hits = hits;
+	k->out_cap = n;
+	return 0;
+}
+
+/* Write n symbols of k->out as a record of type. */
+static int put_record(struct rec_kallsyms *k, uint16_t type, uint32_t flags, uint32_t n,
+		      struct cap_writer *w)
+{
+	struct cap_record rec = { .type = type, .ksyms = { flags, n, k->out } };
+
+	return cap_writer__put(w, &rec);
+}
+
+static void set_out(struct cap_ksym *o, const struct ksym *s)
+{
+	*o = (struct cap_ksym){ .addr = s->addr, .name = (char *)s->name,
+				.module = (char *)s->module, .size = s->size };
+}
+
+int rec_kallsyms__put_all(struct rec_kallsyms *k, struct cap_writer *w)
+{
+	uint32_t i;
+	int err;
+
+	err = load(k);
+	if (!err)
+		err = reserve_out(k, k->n);
+	if (err)
+		return err;
+	for (i = 0; i < k->n; i++) {
+		set_out(&k->out[i], &k->syms[i]);
+		k->syms[i].written = true;
+	}
+	k->hidden_written = k->hidden;
+	return put_record(k, CAP_CHUNK_KSYMS, k->hidden ? CAP_KSYMS_F_HIDDEN : 0, k->n, w);
+}
+
+/* The index of the symbol naming addr (the last alias at its address), or -1 below the first. */
+static int64_t find(const struct rec_kallsyms *k, uint64_t addr)
+{
+	uint32_t lo = 0, hi = k->n;
+
+	if (!k->n || addr < k->syms[0].addr)
+		return -1;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Frames outside the kernel image (modules, BPF programs) can need a newer table: only then is
+ * the signature (reading /proc/modules and the BPF program ids) worth its cost, and only when it
+ * changed is kallsyms (5 MB) read again.
+ */
+static bool stale(const struct rec_kallsyms *k, const struct cap_interval *iv)
+{
+	for (uint32_t i = 0; i < iv->nkstacks; i++)
+		for (uint32_t j = 0; j < iv->kstacks[i].nips; j++) {
+			uint64_t ip = iv->kstacks[i].ips[j];
+
+			if (ip < k->text_lo || ip >= k->text_hi)
+				return k->signature() != k->sig;
+		}
+	return false;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int rec_kallsyms__put(struct rec_kallsyms *k, const struct cap_interval *iv, struct cap_writer *w)
+{
+	uint32_t i, j, n = 0, frames = 0;
+	int64_t s;
+	int err;
+
+	for (i = 0; i < iv->nkstacks; i++)
+		frames += iv->kstacks[i].nips;
+	if (!frames)
+		return 0;
+	if (!k->read || stale(k, iv)) {
+		/*
+		 * Not fatal: the frames stay unnamed (or named from the table read before) and
+		 * the next interval tries again. Said once.
+		 */
+		err = load(k);
+		if (err && !k->warned)
+			rec_err(err, "warning: cannot read %s: %s", k->path, strerror(-err));
+		k->warned |= err != 0;
+	}
+	if (k->hidden) {
+		if (k->hidden_written)
+			return 0;
+		k->hidden_written = true;
+		return put_record(k, CAP_CHUNK_KSYMS_ADD, CAP_KSYMS_F_HIDDEN, 0, w);
+	}
+	/* each symbol is written once: never more than there are */
+	err = reserve_out(k, frames < k->n ? frames : k->n);
+	if (err)
+		return err;
+	for (i = 0; i < iv->nkstacks; i++)
+		for (j = 0; j < iv->kstacks[i].nips; j++) {
+			s = find(k, iv->kstacks[i].ips[j]);
+			if (s < 0 || k->syms[s].written)
+				continue;
+			k->syms[s].written = true;
+			k->hits[n++] = (uint32_t)s;
+		}
+	if (!n)
+		return 0;
+	/* format.md 4.10: in address order; one symbol per address, so no two ranges overlap */
+	qsort(k->hits, n, sizeof(*k->hits), cmp_u32);
+	for (i = 0; i < n; i++)
+		set_out(&k->out[i], &k->syms[k->hits[i]]);
+	return put_record(k, CAP_CHUNK_KSYMS_ADD, 0, n, w);
 }
 
 /* ---- change detection ---------------------------------------------------------------------- */
@@ -130,9 +454,9 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 }
 
 /*
- * What kallsyms depends on, cheaply (once per interval): the name and load address of each
- * module (not the reference counts, which change all the time) and the ids of the loaded BPF
- * programs (each has a bpf_prog_<tag>_<name> [bpf] symbol). Returns a hash.
+ * What kallsyms depends on, cheaply: the name and load address of each module (not the
+ * reference counts, which change all the time) and the ids of the loaded BPF programs (each has
+ * a bpf_prog_<tag>_<name> [bpf] symbol). Returns a hash.
  */
 uint64_t rec_kallsyms_signature(void)
 {
@@ -153,44 +477,4 @@ uint64_t rec_kallsyms_signature(void)
 	while (!bpf_prog_get_next_id(id, &id))
 		h = fnv1a(h, (const char *)&id, sizeof(id));
 	return h;
-}
-
-void rec_kwatch__taken(struct rec_kwatch *kw, uint64_t sig, const struct cap_ksyms *k)
-{
-	kw->sig = sig;
-	kw->text_lo = kw->text_hi = 0;
-	/* The kernel image's own text (module NULL): its symbols stay as they are for the run. */
-	for (uint32_t i = 0; i < k->count; i++) {
-		if (k->syms[i].module || !k->syms[i].addr)
-			continue;
-		if (!kw->text_lo || k->syms[i].addr < kw->text_lo)
-			kw->text_lo = k->syms[i].addr;
-		if (k->syms[i].addr >= kw->text_hi)
-			kw->text_hi = k->syms[i].addr + 1;
-	}
-}
-
-/*
- * Only frames outside the kernel image (modules, BPF programs) can need a newer snapshot: a
- * machine where BPF programs come and go every second (other tracers) would otherwise get a
- * full kallsyms copy per interval, about 1 MiB each.
- */
-bool rec_kwatch__needed(struct rec_kwatch *kw, const struct cap_interval *iv, uint64_t *sig)
-{
-	/*
-	 * STKREC_KSYMS_ANY_CHANGE=1 (tests/e2e/ksyms.sh): snapshot on any change. BPF-sampled stacks
-	 * rarely show BPF frames (tracing programs do not nest), so the test cannot wait for one.
-	 */
-	bool outside = getenv("STKREC_KSYMS_ANY_CHANGE") != NULL;
-
-	for (uint32_t i = 0; i < iv->nkstacks && !outside; i++)
-		for (uint32_t j = 0; j < iv->kstacks[i].nips && !outside; j++) {
-			uint64_t ip = iv->kstacks[i].ips[j];
-
-			outside = ip < kw->text_lo || ip >= kw->text_hi;
-		}
-	if (!outside)
-		return false;
-	*sig = rec_kallsyms_signature();
-	return *sig != kw->sig;
 }

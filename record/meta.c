@@ -163,6 +163,8 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	put(l, "unwind", "%s", rec_unwind_mode_name(o->unwind));
 	if (o->unwind != STK_UNWIND_FP)
 		put(l, "unwind_memory_mb", "%u", o->unwind_mb);
+	/* format.md 4.1: what the capture holds of kallsyms */
+	put(l, "kallsyms", "%s", o->all_kallsyms ? "all" : "hits");
 	free(argv);
 	free(tids);
 }

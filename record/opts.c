@@ -21,6 +21,7 @@ enum {
 	OPT_RINGBUF_SIZE,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_ALL_KALLSYMS,
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +50,7 @@ static const struct option long_opts[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "all-kallsyms", no_argument, NULL, OPT_ALL_KALLSYMS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -90,6 +92,7 @@ static const char usage_text[] =
 	"      --unwind-memory MB     memory for the CFI tables of all objects (default 64)\n"
 	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
 	"      --embed-objects        embed whole object files (a postmortem archive)\n"
+	"      --all-kallsyms         copy all of /proc/kallsyms, not only the symbols hit\n"
 	"      --stack-storage-size N stack-map entries (default 16384)\n"
 	"      --hash-storage-size N  counts-map entries (default 40960)\n"
 	"  -q, --quiet                no live status line\n"
@@ -311,6 +314,9 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		return 0;
 	case OPT_EMBED_OBJECTS:
 		o->embed_objects = true;
+		return 0;
+	case OPT_ALL_KALLSYMS:
+		o->all_kallsyms = true;
 		return 0;
 	case OPT_MAX_KPROBES:
 		if (rec_parse_u64(arg, 1, 100000, &v))

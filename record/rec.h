@@ -45,6 +45,7 @@ struct rec_opts {
 	uint32_t unwind_mb;	/* --unwind-memory: the CFI tables' rows, all objects */
 	bool no_symtabs;	/* --no-symtabs */
 	bool embed_objects;	/* --embed-objects */
+	bool all_kallsyms;	/* --all-kallsyms: a whole KSYMS snapshot at the start */
 	uint32_t max_kprobes;	/* --max-kprobes */
 	int nspecs;
 	char **specs;		/* borrowed from argv */
@@ -366,21 +367,34 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 /* Parse one perf map line "START SIZE name" (hex); 1 parsed, 0 to skip (malformed). */
 int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *name, size_t nsz);
 
-/* Kernel symbols change when modules or BPF programs come and go (kallsyms.c). */
-uint64_t rec_kallsyms_signature(void);
-
-/* When to write a new KSYMS snapshot (kallsyms.c). */
-struct rec_kwatch {
-	uint64_t sig;			/* rec_kallsyms_signature() read just before the last snapshot */
-	uint64_t text_lo, text_hi;	/* the kernel image's text in that snapshot */
-};
-/* A snapshot k was written; sig was read just before it. */
-void rec_kwatch__taken(struct rec_kwatch *kw, uint64_t sig, const struct cap_ksyms *k);
 /*
- * Does iv need a newer snapshot: a kernel frame outside the kernel image (module, BPF program)
- * and modules or BPF programs changed since the last one? Sets *sig when it returns true.
+ * The kernel symbols of a capture (kallsyms.c, format.md 4.10): kallsyms held in memory, read
+ * when first needed, and which symbols the capture holds.
  */
-bool rec_kwatch__needed(struct rec_kwatch *kw, const struct cap_interval *iv, uint64_t *sig);
+struct rec_kallsyms;
+/*
+ * path: /proc/kallsyms (tests: a file like it). signature: rec_kallsyms_signature (tests: their
+ * own), read before each read of path: path is read again when it changed. Reads nothing yet.
+ * NULL with errno set.
+ */
+struct rec_kallsyms *rec_kallsyms__new(const char *path, uint64_t (*signature)(void));
+void rec_kallsyms__free(struct rec_kallsyms *k);
+/*
+ * --all-kallsyms, at the start: read path and write a KSYMS record of every text symbol (with
+ * HIDDEN and none under kptr_restrict); they then count as written. 0, -errno of the read or a
+ * write error.
+ */
+int rec_kallsyms__put_all(struct rec_kallsyms *k, struct cap_writer *w);
+/*
+ * Before iv's INTERVAL or EVENTS record: one KSYMS_ADD record with the symbols iv's kernel
+ * stacks hit that the capture does not hold yet (new, or their range changed), or, under
+ * kptr_restrict, once with HIDDEN. Reads path the first time, and again when a frame lies
+ * outside the kernel image and the signature changed. A failed read is a warning (printed
+ * once): frames stay unnamed. Returns 0 or a write error (-ENOMEM).
+ */
+int rec_kallsyms__put(struct rec_kallsyms *k, const struct cap_interval *iv, struct cap_writer *w);
+/* Kernel symbols change when modules or BPF programs come and go: a hash of both. */
+uint64_t rec_kallsyms_signature(void);
 
 /* Notification reader thread (reader.c): reads processes as BPF reports them. */
 struct rec_reader;
@@ -529,8 +543,6 @@ const struct stk_urow *rec_cfi__lookup(const struct rec_cfi *t, uint64_t vaddr);
 /* Parse one /proc/kallsyms line: 1 for a text symbol, 0 to skip, -EINVAL. */
 int rec_kallsyms_line(const char *line, uint64_t *addr, char *name, size_t nsz, char *mod,
 		      size_t msz);
-int rec_kallsyms_read(const char *path, struct cap_ksyms *out);
-void rec_ksyms_free(struct cap_ksyms *k);
 
 int rec_meta_build(const struct rec_opts *opts, const struct rec_spec *specs, int nspecs,
 		   uint32_t nperf, uint32_t depth, uint64_t mono_ns, const char *pid_filter,

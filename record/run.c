@@ -3,7 +3,7 @@
  * run.c: one recording. Resolve the specs, attach, and only then create the capture (a failed
  * setup leaves no file). A reader thread (reader.c) reads processes as BPF reports them. Per
  * interval: flip and drain at the deadline (counts, or --snoop's events), then write PROCS,
- * what naming the rows needs (OBJECTS, PERFMAP, a new KSYMS), INTERVAL or EVENTS, and LOSSES.
+ * what naming the rows needs (OBJECTS, PERFMAP, KSYMS_ADD), INTERVAL or EVENTS, and LOSSES.
  */
 #include <errno.h>
 #include <signal.h>
@@ -36,7 +36,7 @@ struct run {
 	struct rec_reader *reader;	/* notification thread; NULL: polled here */
 	struct rec_perfmaps *perfmaps;
 	struct rec_unwind *unwind;	/* CFI tables for BPF; NULL with --unwind fp */
-	struct rec_kwatch kwatch;	/* when to write a new KSYMS */
+	struct rec_kallsyms *ksyms;	/* what KSYMS_ADD records write (kallsyms.c) */
 	struct cap_writer *w;
 	uint64_t stats_prev[STK_STAT__COUNT];
 	uint32_t seq;
@@ -176,14 +176,13 @@ static void poll_notify(struct run *r, int timeout_ms)
 
 /*
  * What symbolizing the interval's rows needs, before the rows (format.md: every record a
- * row needs precedes it): OBJECTS of the objects its user stacks hit, new perf-map lines, and a
- * new KSYMS snapshot when modules or BPF programs changed.
+ * row needs precedes it): OBJECTS of the objects its user stacks hit, new perf-map lines, and
+ * the kernel symbols its kernel stacks hit (KSYMS_ADD).
  */
 static int put_symbols(struct run *r, const struct cap_interval *iv)
 {
 	struct rec_object **objs;
 	uint32_t n = 0;
-	uint64_t sig;
 	int err;
 
 	rec_reader__lock(r->reader);
@@ -194,15 +193,8 @@ static int put_symbols(struct run *r, const struct cap_interval *iv)
 	/* objs stay valid: objects live as long as r->procs; only this thread writes them. */
 	if (!err)
 		err = rec_objects__put(rec_procs__objects(r->procs), objs, n, r->o, r->w);
-	if (!err && rec_kwatch__needed(&r->kwatch, iv, &sig)) {
-		struct cap_record ks = { .type = CAP_CHUNK_KSYMS };
-
-		if (!rec_kallsyms_read("/proc/kallsyms", &ks.ksyms)) {
-			rec_kwatch__taken(&r->kwatch, sig, &ks.ksyms);
-			err = cap_writer__put(r->w, &ks);
-		}
-		rec_ksyms_free(&ks.ksyms);
-	}
+	if (!err)
+		err = rec_kallsyms__put(r->ksyms, iv, r->w);
 	return err;
 }
 
@@ -332,8 +324,7 @@ static int loop(struct run *r)
 static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 {
 	const struct rec_maps *maps = rec_probe__maps(r->probe);
-	struct cap_record meta = { .type = CAP_CHUNK_META }, ks = { .type = CAP_CHUNK_KSYMS };
-	uint64_t sig;
+	struct cap_record meta = { .type = CAP_CHUNK_META };
 	char pid[16];
 	int err;
 
@@ -346,15 +337,14 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 	rec_meta_free(&meta.meta);
 	if (err)
 		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
-	sig = rec_kallsyms_signature();	/* read before the snapshot it describes */
-	err = rec_kallsyms_read("/proc/kallsyms", &ks.ksyms);
+	/* kallsyms is read at the first drain that needs it, unless all of it is wanted now */
+	r->ksyms = rec_kallsyms__new("/proc/kallsyms", rec_kallsyms_signature);
+	if (!r->ksyms)
+		return rec_err(-ENOMEM, "out of memory");
+	err = r->o->all_kallsyms ? rec_kallsyms__put_all(r->ksyms, r->w) : 0;
 	if (err)
-		return rec_err(err, "cannot read /proc/kallsyms: %s", strerror(-err));
-	rec_kwatch__taken(&r->kwatch, sig, &ks.ksyms);
-	err = cap_writer__put(r->w, &ks);
-	rec_ksyms_free(&ks.ksyms);
-	if (err)
-		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
+		return rec_err(err, "cannot copy /proc/kallsyms to %s: %s", r->o->output,
+			       strerror(-err));
 	return 0;
 }
 
@@ -482,6 +472,7 @@ out:
 	rec_counts__free(r.counts);
 	rec_reader__stop(r.reader);	/* before the ring buffer and procs go */
 	rec_perfmaps__free(r.perfmaps);
+	rec_kallsyms__free(r.ksyms);
 	rec_probe__close(r.probe);
 	rec_procs__free(r.procs);
 	rec_unwind__free(r.unwind);	/* after the objects that point at its tables */

@@ -2,7 +2,7 @@
 /*
  * load.c: walk a capture into struct rep_capture. Every record that a row needs precedes the row
  * (format.md), so one pass suffices: the process table (latest record of a pid wins) and the
- * kallsyms snapshot in force are resolved for each row as its interval is read. Damage ends the
+ * kernel symbol table in force are resolved for each row as its interval is read. Damage ends the
  * walk but keeps everything read before it: a damaged capture still yields a report.
  */
 #include <errno.h>
@@ -96,15 +96,133 @@ static int keep(struct rep_capture *c, struct cap_record *rec)
 	return 0;
 }
 
-static int add_ksyms(struct rep_capture *c, struct cap_ksyms *ks)
-{
-	struct cap_ksyms **v = realloc(c->ksyms, (c->nksyms + 1) * sizeof(*v));
+/* What the walk keeps between chunks. */
+struct walk {
+	struct proc_table procs;
+	/* an interval with kernel stacks was read since the current kernel symbol table was made */
+	bool ksyms_used;
+};
 
-	if (!v)
+/*
+ * Kernel symbol tables (format.md 4.10). c->ksyms[c->nksyms - 1] is the table as the walk has
+ * built it so far, and each interval keeps the index of the table in force when it was read. A
+ * KSYMS_ADD record merges into that table in place unless an interval with kernel stacks refers
+ * to it and the record changes a name such an interval may have looked up: then the merge goes
+ * into a new table and the intervals read before keep the old one. Symbols that replace nothing
+ * and do not fall after a symbol without a size change no earlier name (a writer adds none where
+ * an earlier row found no symbol), so tables are copied at replacements (a module or BPF program
+ * reloaded), not for every chunk.
+ */
+static void ksyms_free(struct cap_ksyms *ks)
+{
+	if (ks)
+		free(ks->syms);
+	free(ks);
+}
+
+/* ks (owned from now on) becomes the table of the intervals read from now on. */
+static int ksyms_install(struct rep_capture *c, struct walk *w, struct cap_ksyms *ks)
+{
+	struct cap_ksyms **v;
+
+	if (c->nksyms && !w->ksyms_used) {
+		/* no kernel frame can resolve with the current table: drop it */
+		ksyms_free(c->ksyms[c->nksyms - 1]);
+		c->ksyms[c->nksyms - 1] = ks;
+		return 0;
+	}
+	v = realloc(c->ksyms, (c->nksyms + 1) * sizeof(*v));
+	if (!v) {
+		ksyms_free(ks);
 		return -ENOMEM;
+	}
 	c->ksyms = v;
 	c->ksyms[c->nksyms++] = ks;
+	w->ksyms_used = false;
 	return 0;
+}
+
+/* A new table holding n symbols of syms (count and syms left to the caller when syms is NULL). */
+static struct cap_ksyms *ksyms_new(uint32_t flags, const struct cap_ksym *syms, uint32_t n)
+{
+	struct cap_ksyms *ks = calloc(1, sizeof(*ks));
+
+	if (!ks)
+		return NULL;
+	ks->flags = flags;
+	if (syms) {
+		ks->syms = malloc((n ? n : 1) * sizeof(*ks->syms));
+		if (!ks->syms) {
+			free(ks);
+			return NULL;
+		}
+		memcpy(ks->syms, syms, n * sizeof(*syms));
+		ks->count = n;
+	}
+	return ks;
+}
+
+/* format.md 4.2: a KSYMS record replaces the table (copied: KSYMS_ADD records merge into it). */
+static int set_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksyms *rec)
+{
+	struct cap_ksyms *ks = ksyms_new(rec->flags, rec->syms, rec->count);
+
+	return ks ? ksyms_install(c, w, ks) : -ENOMEM;
+}
+
+/*
+ * Does old overlap a symbol of add? add[0..j) start at or below old->addr and add[j] above it
+ * (the merge below takes them in that order); add's ranges do not overlap, so only add[j - 1]
+ * and add[j] can. A symbol without a size (KSYMS) counts as its own address only.
+ */
+static bool overlaps(const struct cap_ksym *old, const struct cap_ksyms *add, uint32_t j)
+{
+	uint64_t old_size = old->size ? old->size : 1;
+
+	if (j && old->addr - add->syms[j - 1].addr < add->syms[j - 1].size)
+		return true;
+	return j < add->count && add->syms[j].addr - old->addr < old_size;
+}
+
+/* format.md 4.10: add's symbols join the table, each replacing every symbol it overlaps. */
+static int add_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksyms *add)
+{
+	struct cap_ksyms *cur = c->nksyms ? c->ksyms[c->nksyms - 1] : NULL, *ks;
+	uint32_t n = cur ? cur->count : 0, i = 0, j = 0, k = 0;
+	uint32_t flags = (cur ? cur->flags : 0) | add->flags;
+	bool changes = cur && flags != cur->flags;	/* HIDDEN from now on */
+	struct cap_ksym *merged;
+
+	merged = malloc(((size_t)n + add->count + 1) * sizeof(*merged));
+	if (!merged)
+		return -ENOMEM;
+	while (i < n || j < add->count) {
+		if (j < add->count && (i == n || add->syms[j].addr <= cur->syms[i].addr)) {
+			/* after a symbol without a size: addresses it named get a new name */
+			changes |= k && !merged[k - 1].size;
+			merged[k++] = add->syms[j++];
+		} else if (overlaps(&cur->syms[i], add, j)) {
+			changes = true;
+			i++;
+		} else {
+			merged[k++] = cur->syms[i++];
+		}
+	}
+	if (cur && !(changes && w->ksyms_used)) {
+		free(cur->syms);
+		cur->syms = merged;
+		cur->count = k;
+		cur->flags = flags;
+		return 0;
+	}
+	ks = ksyms_new(flags, NULL, 0);
+	if (!ks) {
+		free(merged);
+		return -ENOMEM;
+	}
+	ks->syms = merged;
+	ks->count = k;
+	return ksyms_install(c, w, ks);
 }
 
 /* Append ptr to a pointer array growing one by one (objects and perf maps are few). */
@@ -139,8 +257,8 @@ static int add_losses(struct rep_capture *c, const struct cap_losses *l)
 	return 0;
 }
 
-static int add_interval(struct rep_capture *c, struct cap_interval *iv,
-			const struct proc_table *procs, bool events)
+static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct walk *w,
+			bool events)
 {
 	struct rep_interval *ri;
 	uint32_t i;
@@ -159,11 +277,12 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv,
 	ri->events = events;
 	c->has_events |= events;
 	ri->ksyms = c->nksyms ? c->nksyms - 1 : UINT32_MAX;
+	w->ksyms_used |= iv->nkstacks > 0;
 	ri->procs = calloc(iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));
 	if (!ri->procs)
 		return -ENOMEM;
 	for (i = 0; i < iv->nrows; i++) {
-		ri->procs[i] = proc_table__get(procs, iv->rows[i].pid);
+		ri->procs[i] = proc_table__get(&w->procs, iv->rows[i].pid);
 		c->events += iv->rows[i].count;
 	}
 	c->nintervals++;
@@ -171,7 +290,7 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv,
 }
 
 /* Take one decoded record: returns 1 if kept, 0 if it can be freed, or -ENOMEM. */
-static int take(struct rep_capture *c, struct cap_record *rec, struct proc_table *procs)
+static int take(struct rep_capture *c, struct cap_record *rec, struct walk *w)
 {
 	uint32_t i;
 	int err;
@@ -182,19 +301,23 @@ static int take(struct rep_capture *c, struct cap_record *rec, struct proc_table
 			return 0;	/* only the first one describes the capture */
 		c->meta = &rec->meta;
 		return 1;
+	/* the tables copy the symbols, whose strings stay in the record */
 	case CAP_CHUNK_KSYMS:
-		err = add_ksyms(c, &rec->ksyms);
+		err = set_ksyms(c, w, &rec->ksyms);
+		return err ? err : 1;
+	case CAP_CHUNK_KSYMS_ADD:
+		err = add_ksyms(c, w, &rec->ksyms);
 		return err ? err : 1;
 	case CAP_CHUNK_PROCS:
 		for (i = 0; i < rec->procs.count; i++) {
-			err = proc_table__set(procs, &rec->procs.procs[i]);
+			err = proc_table__set(&w->procs, &rec->procs.procs[i]);
 			if (err)
 				return err;
 		}
 		return 1;
 	case CAP_CHUNK_INTERVAL:
 	case CAP_CHUNK_EVENTS:
-		err = add_interval(c, &rec->interval, procs, rec->type == CAP_CHUNK_EVENTS);
+		err = add_interval(c, &rec->interval, w, rec->type == CAP_CHUNK_EVENTS);
 		return err ? err : 1;
 	case CAP_CHUNK_LOSSES:
 		err = add_losses(c, &rec->losses);
@@ -229,7 +352,7 @@ static void stop(struct rep_capture *c, struct cap_reader *r, int err)
 
 static struct rep_capture *load(struct cap_reader *r)
 {
-	struct proc_table procs = { 0 };
+	struct walk w = { 0 };
 	struct rep_capture *c;
 	struct cap_chunk chunk;
 	int err = 0, n;
@@ -261,7 +384,7 @@ static struct rep_capture *load(struct cap_reader *r)
 			cap_record__free(rec);
 			goto out;
 		}
-		kept = take(c, rec, &procs);
+		kept = take(c, rec, &w);
 		if (kept <= 0) {
 			c->nrecs--;
 			cap_record__free(rec);
@@ -276,7 +399,7 @@ static struct rep_capture *load(struct cap_reader *r)
 	else
 		c->how = c->has_end ? REP_END_CLEAN : REP_END_UNCLOSED;
 out:
-	proc_table__clear(&procs);
+	proc_table__clear(&w.procs);
 	cap_reader__close(r);
 	if (err) {
 		rep_capture__free(c);
@@ -309,6 +432,8 @@ void rep_capture__free(struct rep_capture *c)
 	for (i = 0; i < c->nintervals; i++)
 		free(c->intervals[i].procs);
 	free(c->intervals);
+	for (i = 0; i < c->nksyms; i++)
+		ksyms_free(c->ksyms[i]);
 	free(c->ksyms);
 	free(c->cpu_dropped);
 	free(c->objects);

@@ -115,13 +115,15 @@ struct rep_interval {
 	struct cap_interval *iv;		/* into its record */
 	bool events;				/* an EVENTS chunk: rows are single events */
 	const struct cap_process **procs;	/* per row: the process record in force, or NULL */
-	uint32_t ksyms;				/* index into rep_capture.ksyms, or UINT32_MAX */
+	uint32_t ksyms;		/* index into rep_capture.ksyms: the table in force, or UINT32_MAX */
 };
 
 struct rep_capture {
 	uint16_t major, minor;
 	struct cap_meta *meta;		/* NULL when the capture has no meta chunk */
-	struct cap_ksyms **ksyms;	/* every snapshot, in file order */
+	/* kernel symbol tables (format.md 4.10): a new one where KSYMS or KSYMS_ADD records change
+	 * names that intervals read before could have, in file order; owned, strings lent by recs */
+	struct cap_ksyms **ksyms;
 	uint32_t nksyms;
 	struct rep_interval *intervals;
 	uint32_t nintervals;

@@ -2,8 +2,9 @@
 /*
  * resolve.c: the symbolization cache every output goes through. Each raw address becomes its
  * details (name, offset, object, build-id, source line and inline chain), symbolized once per
- * distinct (object, file offset, return?) of user space and (kallsyms snapshot, address, return?)
- * of the kernel. agg.c turns them into the model's frames; SQL, pprof and stacksnoop read them.
+ * distinct (object, file offset, return?) of user space and (kernel symbol table, address,
+ * return?) of the kernel. agg.c turns them into the model's frames; SQL, pprof and stacksnoop
+ * read them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ struct slot {
 struct rep_resolver {
 	const struct rep_capture *c;
 	struct sym_user *user;
-	struct sym_kernel **kernels;	/* per kallsyms snapshot, [nksyms] = none; built lazily */
+	struct sym_kernel **kernels;	/* per kernel symbol table, [nksyms] = none; built lazily */
 	struct slot *tab;		/* power of two, at most half full */
 	size_t cap;
 	struct rep_frame_info *frames;

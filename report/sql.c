@@ -6,7 +6,7 @@
  * Loading: one transaction, one prepared statement per table, rebound for each row; indexes are
  * built after the rows are in (one sort instead of a b-tree insert per row). Stacks are
  * deduplicated by content (context + addresses) across intervals; every distinct (object, file
- * offset) or (kallsyms snapshot, address) is symbolized once (resolve.c).
+ * offset) or (kernel symbol table, address) is symbolized once (resolve.c).
  *
  * Safety: after loading, the connection turns query_only and defensive, attaches nothing, loads
  * no extension, and an authorizer admits only reads, functions other than a few dangerous ones,
@@ -119,7 +119,7 @@ static const char *const insert_sql[ST__COUNT] = {
 
 /* A stack already inserted: its content, to find it again. */
 struct stack_ent {
-	const void *ctx;	/* process record (user) or kallsyms snapshot + 1 (kernel) */
+	const void *ctx;	/* process record (user) or kernel symbol table + 1 (kernel) */
 	const uint64_t *ips;	/* into the capture's records */
 	uint32_t nips;
 	bool kernel;

@@ -42,7 +42,7 @@ static void set_unknown(struct sym_result *res, enum sym_reason reason)
 /* ---- kernel -------------------------------------------------------------------------------- */
 
 struct kentry {
-	uint64_t addr;
+	uint64_t addr, size;	/* size 0: unknown (KSYMS), up to the next symbol */
 	const char *name;
 };
 
@@ -82,6 +82,7 @@ struct sym_kernel *sym_kernel__new(const struct cap_ksyms *ks)
 		if (!ks->syms[i].addr || !ks->syms[i].name)
 			continue;
 		k->syms[k->n].addr = ks->syms[i].addr;
+		k->syms[k->n].size = ks->syms[i].size;
 		k->syms[k->n].name = ks->syms[i].name;
 		k->n++;
 		nonzero++;
@@ -113,8 +114,9 @@ void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_re
 		return set_unknown(res, SYM_R_KSYMS_HIDDEN);
 	if (!k->n || addr < k->syms[0].addr)
 		return set_unknown(res, SYM_R_NO_SYMBOLS);
-	/* last symbol with addr <= address: kallsyms has no sizes, so like bcc the last symbol
-	 * also covers everything above it */
+	/* last symbol with addr <= address (format.md 4.10). One without a size (a KSYMS
+	 * snapshot, which kallsyms gives none) covers everything up to the next symbol, like bcc,
+	 * the last one everything above it; one with a size (KSYMS_ADD) only its range. */
 	hi = k->n;
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -124,6 +126,8 @@ void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_re
 		else
 			hi = mid;
 	}
+	if (k->syms[lo].size && addr - k->syms[lo].addr >= k->syms[lo].size)
+		return set_unknown(res, SYM_R_NO_SYMBOLS);
 	memset(res, 0, sizeof(*res));
 	res->name = k->syms[lo].name;
 	res->offset = addr - k->syms[lo].addr;

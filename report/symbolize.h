@@ -2,7 +2,7 @@
 /*
  * symbolize.h: addresses to names, offline, from what the capture carries.
  *
- * Kernel frames: the capture's kallsyms snapshot (struct sym_kernel), binary search.
+ * Kernel frames: the capture's kernel symbol table (struct sym_kernel), binary search.
  * User frames: process record -> mapping containing the address -> file offset
  * (addr - start + pgoff) -> ELF virtual address through the PT_LOAD segment holding that offset
  * (the same math for PIE and non-PIE objects) -> symbol from .symtab, else .dynsym.
@@ -96,10 +96,16 @@ struct sym_user_opts {
 
 struct sym_kernel;
 
-/* Index a kallsyms snapshot (NULL: none recorded). Borrows ks until __free. NULL + ENOMEM. */
+/*
+ * Index a kernel symbol table (format.md 4.10; NULL: none recorded). Borrows ks until __free.
+ * NULL + ENOMEM.
+ */
 struct sym_kernel *sym_kernel__new(const struct cap_ksyms *ks);
 void sym_kernel__free(struct sym_kernel *k);
-/* Name the kernel address addr (the symbol at or below it; the last one past the end). */
+/*
+ * Name the kernel address addr: the symbol at or below it, if its size (KSYMS_ADD) reaches addr;
+ * one without a size (KSYMS) reaches up to the next symbol, the last one past the end.
+ */
 void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_result *res);
 
 /* ---- one ELF object ------------------------------------------------------------------------ */

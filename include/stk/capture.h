@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CAP_MAJOR 1
-#define CAP_MINOR 1
+#define CAP_MAJOR 2
+#define CAP_MINOR 0
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -44,6 +44,9 @@ enum cap_chunk_type {
 	CAP_CHUNK_OBJECTS = 8,	/* object files: segments, symbol tables, embedded bytes;
 				 * struct cap_objects; optional */
 	CAP_CHUNK_PERFMAP = 9,	/* JIT symbols from /tmp/perf-PID.map; struct cap_perfmap; optional */
+	/* 2.0 */
+	CAP_CHUNK_KSYMS_ADD = 10,	/* the kernel symbols rows need, with sizes, added to the
+					 * table; struct cap_ksyms; mandatory */
 };
 
 /* Chunk header flag: a reader that does not know the type must stop instead of skipping it. */
@@ -88,11 +91,21 @@ struct cap_ksym {
 	uint64_t addr;
 	char *name;
 	char *module;
+	/*
+	 * 2.0, KSYMS_ADD: the symbol covers [addr, addr + size), size >= 1, addr + size <= 2^64.
+	 * 0 in KSYMS records, which have no sizes (last, so 1.x initializers keep their meaning).
+	 */
+	uint64_t size;
 };
 
 #define CAP_KSYMS_F_HIDDEN 0x1u	/* kallsyms showed only zero addresses (kptr_restrict) */
 
-/* Kallsyms snapshot; syms sorted by addr. A later KSYMS chunk replaces an earlier one. */
+/*
+ * The kernel symbols of a KSYMS or a KSYMS_ADD record, sorted by addr (format.md 4.2, 4.10).
+ * KSYMS: a whole kallsyms snapshot without sizes (aliases: equal addresses), which replaces the
+ * reader's kernel symbol table. KSYMS_ADD (2.0): symbols with sizes whose ranges do not overlap,
+ * added to that table; each replaces every earlier symbol its range overlaps.
+ */
 struct cap_ksyms {
 	uint32_t flags;
 	uint32_t count;
@@ -298,7 +311,7 @@ struct cap_record {
 	uint16_t type;		/* enum cap_chunk_type */
 	union {
 		struct cap_meta meta;
-		struct cap_ksyms ksyms;
+		struct cap_ksyms ksyms;		/* KSYMS and KSYMS_ADD */
 		struct cap_procs procs;
 		struct cap_interval interval;	/* INTERVAL and EVENTS */
 		struct cap_losses losses;

@@ -42,9 +42,10 @@ else
 	not_ok fulldisk.mount "cannot mount a tmpfs at $mnt"
 fi
 
-# Too small for the header and kernel symbols: exit 1, one line, no file left behind.
+# Too small for the start of the capture (the header and, with --all-kallsyms, a whole
+# kallsyms): exit 1, one line, no file left behind.
 if mount -t tmpfs -o size=64k tmpfs "$mnt"; then
-	rec tiny -q -D 1 -o "$mnt/x.stk" "$tp"
+	rec tiny -q -D 1 --all-kallsyms -o "$mnt/x.stk" "$tp"
 	check_eq tinydisk.exit 1 $? "$tmp/tiny.err"
 	check_eq tinydisk.one_line 1 "$(grep -c '^stkrec: .*No space left on device$' "$tmp/tiny.err")" \
 		"$tmp/tiny.err"

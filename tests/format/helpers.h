@@ -109,7 +109,8 @@ static inline const char *ksyms_diff(const struct cap_ksyms *a, const struct cap
 		const char *pm = p->module && *p->module ? p->module : NULL;
 		const char *qm = q->module && *q->module ? q->module : NULL;
 
-		if (p->addr != q->addr || !str_eq_empty(p->name, q->name) || !str_eq(pm, qm))
+		if (p->addr != q->addr || p->size != q->size || !str_eq_empty(p->name, q->name) ||
+		    !str_eq(pm, qm))
 			return DIFF("ksym %u", i);
 	}
 	return NULL;
@@ -245,6 +246,7 @@ static inline const char *record_diff(const struct cap_record *a, const struct c
 	case CAP_CHUNK_META:
 		return meta_diff(&a->meta, &b->meta);
 	case CAP_CHUNK_KSYMS:
+	case CAP_CHUNK_KSYMS_ADD:
 		return ksyms_diff(&a->ksyms, &b->ksyms);
 	case CAP_CHUNK_PROCS:
 		return procs_diff(&a->procs, &b->procs);

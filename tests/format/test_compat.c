@@ -4,16 +4,19 @@
  * tests/format/compat/ was written once from a frozen sample set and is committed; this test
  * reads it with today's reader and compares every field.
  *
- *   test_compat                 check tests/format/compat/v1.*.stk (run from the repo root)
+ *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk was written once by tests/tools/mkcompat from samples_v1_1.h.
+ * v1.1.stk and v2.0.stk were written once by tests/tools/mkcompat from samples_v1_1.h and
+ * samples_v2_0.h.
  */
 #include "helpers.h"
 #include "samples.h"
 #include "samples_v1_1.h"
+#include "samples_v2_0.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
+#define V2_0_PATH "tests/format/compat/v2.0.stk"
 
 static int write_sample(const char *path)
 {
@@ -118,6 +121,69 @@ static void check_v1_1(void)
 	cap_reader__close(r);
 }
 
+/*
+ * format 2.0: every record against samples_v2_0.h, the chunk flags of KSYMS_ADD, then values
+ * written out as literals.
+ */
+static void check_v2_0(void)
+{
+	struct cap_record recs[SAMPLE20_NRECORDS], *got[SAMPLE20_NRECORDS] = { 0 };
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	uint16_t major, minor, add_flags = 0;
+	char name[64], why[128];
+	int i, ret;
+
+	sample20_records(recs);
+	r = cap_reader__open(V2_0_PATH);
+	if (!T_CHECK("compat 2.0 opens", r, "%s: %s", V2_0_PATH, strerror(errno)))
+		return;
+	cap_reader__version(r, &major, &minor);
+	T_CHECK("compat 2.0 version", major == 2 && minor == 0, "%u.%u", major, minor);
+	for (i = 0; i < SAMPLE20_NRECORDS; i++) {
+		snprintf(name, sizeof(name), "compat 2.0 record %d", i);
+		ret = cap_reader__next(r, &ch);
+		if (ret != 1) {
+			T_FAIL(name, "next returned %d", ret);
+			break;
+		}
+		if (ch.type == CAP_CHUNK_KSYMS_ADD)
+			add_flags |= ch.flags;
+		ret = cap_record__decode(&ch, &got[i]);
+		if (ret) {
+			T_FAIL(name, "decode: %s", strerror(-ret));
+			continue;
+		}
+		T_CHECK(name, ch.index == (uint32_t)i &&
+			record_eq(&recs[i], got[i], why, sizeof(why)),
+			"chunk %u: %s", ch.index, why);
+	}
+	T_EQ_INT("compat 2.0 clean end (unknown optional chunk skipped)", 0,
+		 cap_reader__next(r, &ch));
+	T_EQ_INT("compat 2.0 KSYMS_ADD chunks are mandatory", CAP_CHUNK_F_MANDATORY, add_flags);
+	if (got[1] && got[5] && got[8]) {
+		const struct cap_ksym *a = got[1]->ksyms.syms, *b = got[5]->ksyms.syms;
+
+		T_CHECK("compat 2.0 literal: first KSYMS_ADD",
+			got[1]->type == CAP_CHUNK_KSYMS_ADD && got[1]->ksyms.count == 4 &&
+			a[1].addr == 0xffffffff81000180ull && a[1].size == 1 && !a[1].module &&
+			a[3].size == 0x3ff00000ull && !strcmp(a[3].module, "nf_tables"),
+			"count %u", got[1]->ksyms.count);
+		T_CHECK("compat 2.0 literal: the replacing KSYMS_ADD", got[5]->ksyms.count == 2 &&
+			b[0].addr == 0xffffffffc0100000ull && b[0].size == 0x2000 &&
+			!strcmp(b[1].name, "bpf_prog_6deef7357e7b4530_on_sample") &&
+			!strcmp(b[1].module, "bpf"), "values differ");
+		T_CHECK("compat 2.0 literal: hidden KSYMS_ADD",
+			got[8]->ksyms.flags == CAP_KSYMS_F_HIDDEN && got[8]->ksyms.count == 0,
+			"flags %#x count %u", got[8]->ksyms.flags, got[8]->ksyms.count);
+	}
+	T_EQ_STR("compat 2.0 literal: meta kallsyms", "hits",
+		 cap_meta_get(&recs[0].meta, "kallsyms"));
+	for (i = 0; i < SAMPLE20_NRECORDS; i++)
+		cap_record__free(got[i]);
+	cap_reader__close(r);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got;
@@ -162,5 +228,6 @@ int main(int argc, char **argv)
 	T_EQ_INT("compat 1.0 last chunk returned is 5", 5, cap_reader__chunk_index(r));
 	cap_reader__close(r);
 	check_v1_1();
+	check_v2_0();
 	T_EXIT();
 }

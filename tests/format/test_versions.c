@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_versions: the compatibility rules of format.md 5 (newer major refused, newer minor read,
- * unknown optional chunks skipped, unknown mandatory ones refused) and every chunk-level error
- * of format.md 3.3 on hand-made bytes with valid checksums.
+ * test_versions: the compatibility rules of format.md 5 (newer major refused, older majors and
+ * newer minors read, unknown optional chunks skipped, unknown mandatory ones refused) and every
+ * chunk-level error of format.md 3.3 on hand-made bytes with valid checksums.
  */
 #include "craft.h"
 #include "helpers.h"
@@ -39,28 +39,39 @@ static void test_major_minor(void)
 	uint16_t types[8], major = 0, minor = 0;
 	uint32_t idx[8];
 	int n, ret;
-	char *dir, path[512];
+	char *dir, path[512], name[32];
 	FILE *f;
 
 	craft_header(&c, CAP_MAJOR + 1, 0);
 	craft_chunk(&c, CAP_CHUNK_END, 0, end_payload, sizeof(end_payload));
 	errno = 0;
 	r = cap_reader__open_mem(c.buf, c.len);
-	T_CHECK("major 2 refused: ENOTSUP", !r && errno == ENOTSUP, "errno %d", errno);
+	T_CHECK("major 3 refused: ENOTSUP", CAP_MAJOR == 2 && !r && errno == ENOTSUP, "errno %d",
+		errno);
 	dir = tmp_dir();
-	snprintf(path, sizeof(path), "%s/v2.stk", dir);
+	snprintf(path, sizeof(path), "%s/v3.stk", dir);
 	f = fopen(path, "wb");
 	fwrite(c.buf, 1, c.len, f);
 	fclose(f);
 	errno = 0;
 	r = cap_reader__open(path);
-	T_CHECK("major 2 file refused: ENOTSUP", !r && errno == ENOTSUP, "errno %d", errno);
+	T_CHECK("major 3 file refused: ENOTSUP", !r && errno == ENOTSUP, "errno %d", errno);
 	rm_tree(dir);
 
 	craft_header(&c, 0, 9);
 	errno = 0;
 	r = cap_reader__open_mem(c.buf, c.len);
 	T_CHECK("major 0 refused: EBADMSG", !r && errno == EBADMSG, "errno %d", errno);
+
+	/* 2.0 reads every 1.x file (format.md 5): 1.0, 1.1 and minors it never saw. */
+	for (minor = 0; minor <= 2; minor++) {
+		craft_header(&c, 1, minor);
+		craft_chunk(&c, CAP_CHUNK_END, 0, end_payload, sizeof(end_payload));
+		ret = walk(&n, types, idx, NULL);
+		snprintf(name, sizeof(name), "version 1.%u read", minor);
+		T_CHECK(name, ret == 0 && n == 1 && types[0] == CAP_CHUNK_END, "ret %d, %d chunks",
+			ret, n);
+	}
 
 	craft_header(&c, CAP_MAJOR, CAP_MINOR + 7);
 	craft_chunk(&c, CAP_CHUNK_END, 0, end_payload, sizeof(end_payload));

@@ -37,8 +37,10 @@ static uint64_t walk_record(const struct cap_record *rec)
 		h += !!cap_meta_get(&rec->meta, "mode");
 		break;
 	case CAP_CHUNK_KSYMS:
+	case CAP_CHUNK_KSYMS_ADD:
 		for (i = 0; i < rec->ksyms.count; i++)
-			h += rec->ksyms.syms[i].addr + strlen(rec->ksyms.syms[i].name) +
+			h += rec->ksyms.syms[i].addr + rec->ksyms.syms[i].size +
+			     strlen(rec->ksyms.syms[i].name) +
 			     (rec->ksyms.syms[i].module ? strlen(rec->ksyms.syms[i].module) : 0);
 		break;
 	case CAP_CHUNK_PROCS:
@@ -147,8 +149,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (report_sink())
 			sink += rep_fuzz_one(data, size, report_sink());
 	} else if (size >= 1) {
-		/* Byte 0 modulo the number of types: 0..5 kept their 1.0 meaning (corpus files). */
-		ch = (struct cap_chunk){ .type = 1 + data[0] % CAP_CHUNK_PERFMAP,
+		/*
+		 * Byte 0 modulo the number of types, plus 1: 0..8 kept the meaning they had
+		 * before KSYMS_ADD (2.0, byte 0 = 9) came (corpus files).
+		 */
+		ch = (struct cap_chunk){ .type = 1 + data[0] % CAP_CHUNK_KSYMS_ADD,
 					 .len = (uint32_t)(size - 1),
 					 .data = data + 1 };
 		sink += decode_and_walk(&ch);

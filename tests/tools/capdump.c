@@ -95,6 +95,16 @@ static void dump_symbols(const struct cap_symbol *syms, uint32_t n)
 		       syms[i].name);
 }
 
+/* KSYMS (no sizes: the whole snapshot, counted only) and KSYMS_ADD (each symbol). */
+static void dump_ksyms(const struct cap_ksyms *k, int sized, int summary)
+{
+	printf("%s count=%u flags=%#x\n", sized ? "ksyms_add" : "ksyms", k->count, k->flags);
+	for (uint32_t i = 0; sized && !summary && i < k->count; i++)
+		printf("  ksym %" PRIx64 " size=%" PRIx64 " %s%s%s%s\n", k->syms[i].addr,
+		       k->syms[i].size, k->syms[i].name, k->syms[i].module ? " [" : "",
+		       k->syms[i].module ? k->syms[i].module : "", k->syms[i].module ? "]" : "");
+}
+
 static void dump_objects(const struct cap_objects *os, int summary)
 {
 	for (uint32_t i = 0; i < os->count; i++) {
@@ -165,7 +175,8 @@ static void dump(const struct cap_record *rec, int summary)
 		dump_meta(&rec->meta);
 		break;
 	case CAP_CHUNK_KSYMS:
-		printf("ksyms count=%u flags=%#x\n", rec->ksyms.count, rec->ksyms.flags);
+	case CAP_CHUNK_KSYMS_ADD:
+		dump_ksyms(&rec->ksyms, rec->type == CAP_CHUNK_KSYMS_ADD, summary);
 		break;
 	case CAP_CHUNK_PROCS:
 		if (!summary)

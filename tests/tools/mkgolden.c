@@ -446,6 +446,66 @@ static void case_profile(struct out *o)
 	close_case(o, true);
 }
 
+static void put_ksyms_add(struct out *o, struct cap_ksym *syms, uint32_t n)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_KSYMS_ADD, .ksyms = { 0, n, syms } };
+
+	put(o, &rec);
+}
+
+/*
+ * Kernel symbols as stkrec 2.0 writes them (format.md 4.10): KSYMS_ADD records with sizes before
+ * the intervals that need them. Between the two intervals ext4 is gone and a BPF program sits
+ * where ext4_file_read_iter was: interval 0 keeps the old name, interval 1 gets the new one. An
+ * address past its symbol's size stays unnamed.
+ */
+static void case_ksyms(struct out *o)
+{
+	static struct cap_mapping m100[1];
+	struct cap_process procs[] = { { 100, 0, 5000, "burner", "/golden.elf", 1, m100 } };
+	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
+	struct cap_ksym first[] = {
+		{ K_DO_SYSCALL, "do_syscall_64", NULL, K_ENTRY - K_DO_SYSCALL },
+		{ K_ENTRY, "entry_SYSCALL_64_after_hwframe", NULL, 0x100 },
+		{ K_GETPPID, "__x64_sys_getppid", NULL, 0x40 },
+		{ K_EXT4_READ, "ext4_file_read_iter", "ext4", K_EXT4_END - K_EXT4_READ },
+	};
+	struct cap_ksym second[] = {
+		{ K_EXT4_READ, "bpf_prog_6deef7357e7b4530_on_sample", "bpf", 0x100 },
+	};
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t k_past[] = { K_GETPPID + 0x50, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t k_ext4[] = { K_EXT4_READ + 0x20, K_DO_SYSCALL + 0x80, K_ENTRY + 0x44, 0 };
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	struct ivb b;
+	uint32_t kg, kp, ke, uc;
+
+	m100[0] = text_map(&golden);
+	open_case(o, "ksyms");
+	put_meta(o, "profile", probes, 1);
+	put_procs(o, procs, 1);
+	put_ksyms_add(o, first, 4);
+	iv_begin(&b, 0);
+	kg = iv_stack(&b, true, k_getppid);
+	kp = iv_stack(&b, true, k_past);
+	ke = iv_stack(&b, true, k_ext4);
+	uc = iv_stack(&b, false, u_chain);
+	iv_row(&b, 0, 100, "burner", kg, uc, 0, 6);
+	iv_row(&b, 0, 100, "burner", kp, uc, 0, 2);
+	iv_row(&b, 0, 100, "burner", ke, uc, 0, 3);
+	iv_put(o, &b);
+	put_ksyms_add(o, second, 1);
+	iv_begin(&b, 1);
+	kg = iv_stack(&b, true, k_getppid);
+	ke = iv_stack(&b, true, k_ext4);
+	uc = iv_stack(&b, false, u_chain);
+	iv_row(&b, 0, 100, "burner", ke, uc, 0, 4);
+	iv_row(&b, 0, 100, "burner", kg, uc, 0, 1);
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
 /* Every reason a frame stays unnamed, and hidden kallsyms. */
 static void case_unknown(struct out *o)
 {
@@ -650,12 +710,12 @@ static void flip(uint8_t *buf, size_t *len, void *ctx)
 	buf[*(uint64_t *)ctx] ^= 0x40;
 }
 
-/* Header major version 2 (format.md 2: u16 at 8, header CRC32C over bytes 0..11 at 12). */
+/* Header major version one past ours (format.md 2: u16 at 8, CRC32C of bytes 0..11 at 12). */
 static void newer(uint8_t *buf, size_t *len, void *ctx)
 {
 	uint32_t crc;
 
-	buf[8] = 2;
+	buf[8] = CAP_MAJOR + 1;
 	buf[9] = 0;
 	crc = cap_crc32c(0, buf, 12);
 	buf[12] = crc;
@@ -683,6 +743,7 @@ int main(int argc, char **argv)
 	case_unknown(&o);
 	case_snoop(&o);
 	case_merge(&o);
+	case_ksyms(&o);
 
 	/* recorder killed inside the second interval chunk */
 	case_count(&o, "truncated", false);

@@ -95,6 +95,21 @@ static void test_kallsyms_line(void)
 	(void)T_EQ_INT("test_rec_kallsyms_data_skipped", 0, r);
 	r = rec_kallsyms_line("zz\n", &addr, name, sizeof(name), mod, sizeof(mod));
 	(void)T_EQ_INT("test_rec_kallsyms_garbage", -EINVAL, r);
+	r = rec_kallsyms_line("1ffffffff81000000 T too_many_digits\n", &addr, name, sizeof(name),
+			      mod, sizeof(mod));
+	(void)T_EQ_INT("test_rec_kallsyms_17_digits", -EINVAL, r);
+	r = rec_kallsyms_line("FFFFFFFF81000000 T upper", &addr, name, sizeof(name), mod,
+			      sizeof(mod));
+	(void)T_EQ_INT("test_rec_kallsyms_upper_hex_no_newline", 1,
+		       r == 1 && addr == 0xffffffff81000000ull && !strcmp(name, "upper"));
+	r = rec_kallsyms_line("ffffffffc0a01000 t f\t[ext4\n", &addr, name, sizeof(name), mod,
+			      sizeof(mod));
+	(void)T_EQ_INT("test_rec_kallsyms_module_unclosed", -EINVAL, r);
+	r = rec_kallsyms_line("ffffffff81000000 T \n", &addr, name, sizeof(name), mod, sizeof(mod));
+	(void)T_EQ_INT("test_rec_kallsyms_no_name", -EINVAL, r);
+	r = rec_kallsyms_line("ffffffff81000000 T a_name_longer_than_the_buffer_of_sixty_four_bytes_"
+			      "given_here_and_then_some\n", &addr, name, sizeof(name), mod, sizeof(mod));
+	(void)T_EQ_INT("test_rec_kallsyms_name_too_long", -EINVAL, r);
 }
 
 static void test_numbers(void)
@@ -133,7 +148,8 @@ static void test_opts(void)
 		       NULL };
 	char *a2[] = { "stkrec", "-F", "99", "5", NULL };
 	char *a3[] = { "stkrec", "-K", "-U", NULL };
-	char *a4[] = { "stkrec", "--stack-storage-size", "100", "-p", "1,2", "-C", "1", NULL };
+	char *a4[] = { "stkrec", "--stack-storage-size", "100", "-p", "1,2", "-C", "1",
+		       "--all-kallsyms", NULL };
 	char *a5[] = { "stkrec", "-i", "0", NULL };
 
 	if (T_EQ_INT("test_rec_opts_spec_cmd_rc", 0, parse(&o, a1))) {
@@ -149,6 +165,7 @@ static void test_opts(void)
 		(void)T_EQ_INT("test_rec_opts_profile_nspecs", 0, o.nspecs);
 		(void)T_EQ_INT("test_rec_opts_profile_duration", 5, o.duration_s);
 		(void)T_EQ_INT("test_rec_opts_profile_freq", 99, o.freq_hz);
+		(void)T_EQ_INT("test_rec_opts_kallsyms_hits_by_default", 0, o.all_kallsyms);
 	}
 	rec_opts__free(&o);
 	(void)T_EQ_INT("test_rec_opts_k_and_u", -EINVAL, parse(&o, a3));
@@ -158,6 +175,7 @@ static void test_opts(void)
 		(void)T_EQ_INT("test_rec_opts_npids", 2, o.npids);
 		(void)T_EQ_INT("test_rec_opts_cpu", 1, o.cpu);
 		(void)T_EQ_INT("test_rec_opts_default_hash", 40960, o.hash_storage_size);
+		(void)T_EQ_INT("test_rec_opts_all_kallsyms", 1, o.all_kallsyms);
 	}
 	rec_opts__free(&o);
 	(void)T_EQ_INT("test_rec_opts_bad_interval", -EINVAL, parse(&o, a5));

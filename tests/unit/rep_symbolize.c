@@ -288,6 +288,36 @@ out:
 	sym_kernel__free(h);
 }
 
+/* format.md 4.10: a symbol with a size names only its range; one without reaches the next. */
+static void test_kernel_sizes(void)
+{
+	struct cap_ksym syms[] = {
+		{ 0xffffffff81001000ull, "a", NULL, 0x100 },
+		{ 0xffffffff81002000ull, "b", NULL, 0 },
+		{ 0xffffffff81003000ull, "c", NULL, 0x10 },
+		{ 0xffffffffc0000000ull, "top", "bpf", 0x40000000ull },
+	};
+	struct cap_ksyms ks = { 0, 4, syms };
+	struct sym_kernel *k = sym_kernel__new(&ks);
+	struct sym_result r;
+
+	if (!T_CHECK("test_rep_kernel_sizes_setup", k, "setup failed"))
+		return;
+	sym_kernel__lookup(k, 0xffffffff810010ffull, &r);
+	T_CHECK("test_rep_kernel_sized_last_byte", r.name && !strcmp(r.name, "a") &&
+		r.offset == 0xff, "%s+%#" PRIx64, r.name ? r.name : "(none)", r.offset);
+	sym_kernel__lookup(k, 0xffffffff81001100ull, &r);
+	T_EQ_INT("test_rep_kernel_sized_past_end", SYM_R_NO_SYMBOLS, r.reason);
+	sym_kernel__lookup(k, 0xffffffff81002fffull, &r);
+	T_EQ_STR("test_rep_kernel_unsized_up_to_next", "b", r.name);
+	sym_kernel__lookup(k, 0xffffffff81003010ull, &r);
+	T_EQ_INT("test_rep_kernel_sized_past_end_before_next", SYM_R_NO_SYMBOLS, r.reason);
+	sym_kernel__lookup(k, 0xffffffffffffffffull, &r);
+	T_CHECK("test_rep_kernel_sized_to_the_top", r.name && !strcmp(r.name, "top") &&
+		r.offset == 0x3fffffff, "%s+%#" PRIx64, r.name ? r.name : "(none)", r.offset);
+	sym_kernel__free(k);
+}
+
 int main(void)
 {
 	test_segments();
@@ -297,5 +327,6 @@ int main(void)
 	test_user_without_symfs();
 	test_debug_file();
 	test_kernel();
+	test_kernel_sizes();
 	T_EXIT();
 }
