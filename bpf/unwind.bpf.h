@@ -41,7 +41,18 @@ struct {
 #define SIGFRAME_RIP 168
 
 /* The binary search over rows stops after these many halvings: the verifier needs a bound. */
-#define UROW_STEPS 25		/* 2^25 rows = 256 MiB of one table: more than any object has */
+#define UROW_STEPS 25
+
+/*
+ * An index into out->ips the verifier can see is in range. clang drops a mask it can prove
+ * redundant (and folds our bounds checks into one compare of a copy, which 6.1's verifier does
+ * not trace back to the index): the empty asm hides the value from clang, so the mask stays.
+ */
+static __always_inline __u32 frame_index(__u32 n)
+{
+	asm volatile("" : "+r"(n));
+	return n & (STK_MAX_DEPTH - 1);
+}		/* 2^25 rows = 256 MiB of one table: more than any object has */
 
 /*
  * The walk's state. It lives in the per-CPU scratch slot, not on the BPF stack: the verifier
@@ -235,7 +246,7 @@ static __always_inline long signal_step(struct uwalk_ctx *c)
 	__u32 last = w->n - 1;
 
 	if (last < STK_MAX_DEPTH && w->n) {
-		c->out->ips[last] = w->pc + 1;
+		c->out->ips[frame_index(last)] = w->pc + 1;
 		w->hash = hash_frame(w->hash_before, w->pc + 1);
 	}
 	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + SIGFRAME_RBP)))
@@ -299,7 +310,7 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
 	ip = w->exact && n ? w->pc + 1 : w->pc;
-	c->out->ips[n] = ip;
+	c->out->ips[frame_index(n)] = ip;
 	w->n = n + 1;
 	w->hash_before = w->hash;
 	w->hash = hash_frame(w->hash, ip);

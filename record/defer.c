@@ -7,9 +7,10 @@
  * (rec_unwind__walk) and counts the event into the interval being gathered. So a process that
  * lives a millisecond keeps whole stacks, and every event is still counted exactly once.
  *
- * The main thread consumes the ring: between its polls, and at each drain before the counts,
- * when every deferred event of the drained generation is in the ring (rec_flip's grace period)
- * and the kernel stacks they name are still in BPF.
+ * The main thread consumes the ring: it waits on it between its other work (BPF wakes it for
+ * each deferred event: a burst at a process's start must not fill the ring), and at each drain
+ * it reads the ring to its end before the counts, when every deferred event of the drained
+ * generation is there (rec_flip's grace period) and the kernel stacks they name are still in BPF.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -89,6 +90,11 @@ void rec_defer__free(struct rec_defer *df)
 	ring_buffer__free(df->rb);
 	free(df->ips);
 	free(df);
+}
+
+void rec_defer__wait(struct rec_defer *df, int timeout_ms)
+{
+	ring_buffer__poll(df->rb, timeout_ms);	/* errors: seen by the next consume */
 }
 
 int rec_defer__consume(struct rec_defer *df)

@@ -570,9 +570,9 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		err = offcpu_prepare(p, o);
 	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
 		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
-	/* about 500 deferred events: the first ones of new processes, read every 20 ms */
+	/* about 2000 deferred events: a burst at a process's start, read as they come */
 	if (!err && p->skel->rodata->cfg_defer)
-		err = bpf_map__set_max_entries(p->skel->maps.deferred, 8u << 20);
+		err = bpf_map__set_max_entries(p->skel->maps.deferred, 16u << 20);
 	if (err) {
 		rec_err(err, "cannot size the BPF maps: %s", strerror(-err));
 		goto fail;

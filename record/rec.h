@@ -563,6 +563,8 @@ struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *
 void rec_defer__free(struct rec_defer *df);
 /* Count every deferred event in the ring now (main thread only). Takes NULL. 0 or -errno. */
 int rec_defer__consume(struct rec_defer *df);
+/* Wait up to timeout_ms for deferred events, counting those that come (main thread only). */
+void rec_defer__wait(struct rec_defer *df, int timeout_ms);
 
 /* ---- -- COMMAND (child.c) ------------------------------------------------------------------- */
 

@@ -66,7 +66,7 @@ t1=$(date +%s.%N)
 tr -d '\r' <"$tmp/console" >"$tmp/console.txt"
 echo "# kernel $kernel, qemu exit $rc, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 grep -oE '(stkvm: .*|^# .*)' "$tmp/console.txt"
-grep -E '^(ok|not ok|skip) ' "$tmp/console.txt"
+grep -E '^(ok |not ok |skip |    \| )' "$tmp/console.txt"
 if ! grep -q '^stkvm: done' "$tmp/console.txt"; then
 	echo "not ok vm_kprobe.boot: the VM did not finish its tests (qemu exit $rc; timeout ${VM_TIMEOUT}s)"
 	tail -n 30 "$tmp/console.txt" | sed -e 's/^/    | /'

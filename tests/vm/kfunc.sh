@@ -127,12 +127,13 @@ check_eq vm.offcpu.leaf __schedule "$leaf" offcpu.f
 # 8. User stacks unwound from CFI on this kernel: wl_syscall_nofp (built -O2
 # -fomit-frame-pointer, with the host's libc) through a tracepoint and a kernel function:
 # every event's user stack reaches _start (libc's static frames unnamed here: no debug files).
-nofp_re='^wl_syscall_nofp;_start;__libc_start_main[^;]*;[^;]*;main;wl_outer;wl_middle;wl_getppid;'
+nofp_re='^wl_syscall_nofp;_start;__libc_start_main[^;]*;[^;]*;main;wl_outer;wl_middle;wl_getppid[; ]'
 for spec in t:syscalls:sys_enter_getppid __x64_sys_getppid; do
 	name=cfi_${spec##*:}
 	stkrec -q -o "$name.stk" "$spec" -- wl_syscall_nofp "$N" >"$name.out" 2>"$name.err"
 	check_eq "vm.$name.exit" 0 $? "$name.err"
 	stkreport -f "$name.stk" >"$name.f" 2>"$name.sum"
+	sed -n 's/^# lost: /# vm.'"$name"' lost: /p' "$name.sum"
 	check_eq "vm.$name.whole_chain" "$N" \
 		"$(awk -v re="$nofp_re" '$0 ~ re { t += $NF } END { print t + 0 }' "$name.f")" "$name.f"
 done
