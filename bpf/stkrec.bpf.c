@@ -147,7 +147,7 @@ static __always_inline void stat_add(__u32 stat)
 		*v += 1;
 }
 
-static __always_inline bool send_notify(__u32 tgid, __u32 kind)
+static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
 {
 	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
 
@@ -157,6 +157,7 @@ static __always_inline bool send_notify(__u32 tgid, __u32 kind)
 	}
 	n->tgid = tgid;
 	n->kind = kind;
+	n->addr = addr;
 	bpf_ringbuf_submit(n, 0);
 	return true;
 }
@@ -264,7 +265,7 @@ static __always_inline void note_first_seen(__u32 tgid)
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
 			return;	/* inserted by another CPU meanwhile (or the LRU is busy: retried) */
 		/* Forget it when the message was dropped, so a later event tries again. */
-		if (!send_notify(tgid, STK_NOTIFY_SEEN)) {
+		if (!send_notify(tgid, STK_NOTIFY_SEEN, 0)) {
 			bpf_map_delete_elem(&seen, &tgid);
 			return;
 		}
@@ -400,7 +401,7 @@ static __always_inline bool defer_event(const struct stk_key *key, const struct 
 	d->bp = r->bp;
 	d->gen = g;
 	d->entry = entry;
-	d->pad = 0;
+	d->cpu = bpf_get_smp_processor_id();
 	/* In 1 KiB pieces: one read fails whole when its end runs past the top of the stack. */
 	for (int i = 0; i < STK_DEFER_STACK / 1024; i++) {
 		if (bpf_probe_read_user(d->stack + i * 1024, 1024, (void *)(r->sp + i * 1024)))
@@ -480,21 +481,23 @@ static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struc
 }
 
 /*
- * Store both stacks and count the key in generation g's maps. Always inline and called with
+ * Store both stacks and count the key in generation g's maps; false when the event was
+ * deferred to user space instead (section 7 of docs/bpf.md). Always inline and called with
  * constant map pointers from each branch of `if (g)`: the map helpers need a map pointer the
  * verifier knows statically. A pointer chosen at run time (g ? &stacks1 : &stacks0) merges two
  * map pointers into one register and the verifier rejects or de-optimises the call.
  */
-static __always_inline void count_in(void *counts, void *stacks, __u32 g, struct stk_key *key,
+static __always_inline bool count_in(void *counts, void *stacks, __u32 g, struct stk_key *key,
 				     const struct scratch *sc, const struct uregs *r, bool entry)
 {
 	store_stack(stacks, &nstacks[g], &key->kstack, &key->kerr, &sc->k, STK_STAT_KSTACK_FULL);
-	/* stkrec counts a deferred event itself, once it has walked its stack */
+	/* stkrec counts a deferred event itself (or records it, --snoop), once it has walked it */
 	if (walk_waits(sc) && defer_event(key, r, g, entry))
-		return;
+		return false;
 	store_stack(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u, STK_STAT_USTACK_FULL);
 	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
 		counts_add(counts, &nkeys[g], key, 1);
+	return true;
 }
 
 /* The -p / -- COMMAND and -L filters. */
@@ -555,6 +558,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	struct uregs r = {};
 	struct scratch *sc;
 	struct stk_key key;
+	bool counted;
 
 	if (cfg_skip_idle && tgid == 0)
 		return 0;
@@ -586,10 +590,10 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	}
 
 	if (g)
-		count_in(&counts1, &stacks1, 1, &key, sc, &r, entry);
+		counted = count_in(&counts1, &stacks1, 1, &key, sc, &r, entry);
 	else
-		count_in(&counts0, &stacks0, 0, &key, sc, &r, entry);
-	if (cfg_snoop)
+		counted = count_in(&counts0, &stacks0, 0, &key, sc, &r, entry);
+	if (cfg_snoop && counted)
 		snoop_event(&key, g);
 	leave(nest, seq);
 	return 0;
@@ -687,7 +691,7 @@ int on_exec(void *ctx)
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* the old image's tables */
 	__sync_fetch_and_add(&seen_epoch, 1);	/* after the delete: see note_first_seen() */
 	if (traced(tgid, tid))
-		send_notify(tgid, STK_NOTIFY_EXEC);
+		send_notify(tgid, STK_NOTIFY_EXEC, 0);
 	return 0;
 }
 

@@ -176,7 +176,7 @@ static __always_inline void ask_maps(struct uwalk_ctx *c)
 	if (c->proc->asked)
 		return;
 	c->proc->asked = 1;	/* until stkrec writes the re-read mappings */
-	send_notify(c->w->tgid, STK_NOTIFY_MAPS);
+	send_notify(c->w->tgid, STK_NOTIFY_MAPS, c->w->pc);
 }
 
 static __always_inline long step_to(struct uwalk *w, __u64 pc, __u64 sp, __u64 bp)

@@ -144,8 +144,8 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_snoop = o->snoop;
 	ro->cfg_depth = p->maps.depth;
 	ro->cfg_unwind = o->unwind;
-	/* --snoop and --offcpu count elsewhere than where a deferred event would be added */
-	ro->cfg_defer = o->unwind != STK_UNWIND_FP && !o->snoop && !o->offcpu;
+	/* --offcpu counts at switch-in, long after the stack a deferred walk would take */
+	ro->cfg_defer = o->unwind != STK_UNWIND_FP && !o->offcpu;
 	/* Keyed stack hashes: a traced program cannot aim two stacks at one hash. */
 	if (getrandom((void *)&ro->cfg_hash_seed, sizeof(ro->cfg_hash_seed), 0) !=
 	    sizeof(ro->cfg_hash_seed))

@@ -374,7 +374,7 @@ static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
 }
 
 /* The walker's view of the process: its mappings with their objects' unwind tables. */
-static int publish_unwind(struct rec_procs *ps, const struct proc_read *r, bool settle)
+static int publish_unwind(struct rec_procs *ps, const struct proc_read *r, uint64_t missing)
 {
 	struct rec_utable **tables;
 	int err;
@@ -387,7 +387,7 @@ static int publish_unwind(struct rec_procs *ps, const struct proc_read *r, bool 
 	for (uint32_t i = 0; i < r->nranges; i++)
 		tables[i] = rec_object__utable(r->ranges[i].obj);
 	/* ranges and p.maps were pushed together: one entry per executable mapping */
-	err = rec_unwind__proc(ps->unwind, r->p.pid, r->p.maps, tables, r->nranges, settle);
+	err = rec_unwind__proc(ps->unwind, r->p.pid, r->p.maps, tables, r->nranges, missing);
 	free(tables);
 	return err;
 }
@@ -403,7 +403,8 @@ static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct pro
 	return mark_pending(ps, e);
 }
 
-int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
+/* Read pid as why says; missing: an address the walker did not find (rec_procs__recheck). */
+static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why, uint64_t missing)
 {
 	struct proc_entry *e = find_entry(ps, pid);
 	struct proc_read r = { 0 };
@@ -424,12 +425,22 @@ int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
 		return err;
 	}
 	e = e ? e : get_entry(ps, pid);
-	err = e ? publish_unwind(ps, &r, why == REC_READ_MISSING) : -ENOMEM;
+	err = e ? publish_unwind(ps, &r, missing) : -ENOMEM;
 	if (err) {
 		clear_read(&r);
 		return err;
 	}
 	return replace_record(ps, e, &r);
+}
+
+int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
+{
+	return note(ps, pid, why, 0);
+}
+
+int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, uint64_t addr)
+{
+	return note(ps, pid, REC_READ_AGAIN, addr);
 }
 
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)

@@ -223,21 +223,23 @@ struct rec_utable *rec_unwind__table(struct rec_unwind *u, Elf *e, const uint8_t
 				     uint32_t len);
 /*
  * Write pid's executable mappings (sorted by start; tables[i] the table of maps[i], or NULL) to
- * the walker's map, uploading tables the first time one is used. settle: if they are the ones
- * written last time, mark the process settled (struct stk_uproc). 0 or -errno.
+ * the walker's map, uploading tables the first time one is used. missing: an address the
+ * walker did not find (0: none); in none of these mappings either, it settles the process
+ * (struct stk_uproc). 0 or -errno.
  */
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mapping *maps,
-		     struct rec_utable *const *tables, uint32_t n, bool settle);
+		     struct rec_utable *const *tables, uint32_t n, uint64_t missing);
 const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u);
 /* Were pid's mappings written to BPF at or after ns (CLOCK_MONOTONIC)? */
 bool rec_unwind__written_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns);
 /*
  * Walk a deferred event's user stack (struct stk_deferred) by the BPF walker's rules, with the
  * mappings last written for its process, into ips (at most max frames). Returns the number of
- * frames; *stop says why the walk ended (enum stk_stop).
+ * frames; *stop says why the walk ended (enum stk_stop), *missing the address in no known
+ * mapping when that was why.
  */
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
-			  uint64_t *ips, uint32_t max, uint32_t *stop);
+			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing);
 
 /* ---- BPF probes (probe.c: the only file that includes the skeleton) ------------------------ */
 
@@ -298,15 +300,16 @@ void rec_procs__free(struct rec_procs *ps);
 enum rec_read_why {
 	REC_READ_IF_NEW,	/* only if not read yet, or the pid now names another process */
 	REC_READ_AGAIN,		/* first seen by BPF, exec, exit stop: the mappings may differ */
-	/*
-	 * the unwinder met an address in none of its mappings: if a re-read finds none new,
-	 * the process is settled (struct stk_uproc) and BPF stops asking
-	 */
-	REC_READ_MISSING,
 };
 
 /* Read /proc/PID now, as why says. Returns 0 or -errno. */
 int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why);
+/*
+ * The unwinder met addr in none of pid's mappings: read the process again. If addr is in none
+ * of the mappings read now either, the process is settled (struct stk_uproc) and BPF stops
+ * asking. Returns 0 or -errno.
+ */
+int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, uint64_t addr);
 /*
  * Make sure pid was read: read it now if not (an exited process gets CAP_PROC_F_NO_MAPS and
  * comm). Returns whether its maps are known.
@@ -462,6 +465,12 @@ int rec_stacks__collect(struct rec_stacks *r, unsigned int g);
  */
 int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t id, int32_t err,
 		     uint64_t ret, struct cap_row *row);
+/*
+ * row's user stack from a walk stkrec did itself (a deferred event): ips[0..n), ended for
+ * reason stop (enum stk_stop), counted as a loss of that kind when it is one. 0 or -ENOMEM.
+ */
+int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t n,
+			    uint32_t stop, struct cap_row *row);
 /* End the batch: its stacks move into iv (owned by iv), its losses into st. */
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st);
 
@@ -557,9 +566,11 @@ void rec_meta_free(struct cap_meta *meta);
  * (maps->deferred_fd < 0: --unwind fp, --snoop, --offcpu), or with errno set.
  */
 struct rec_defer;
+struct rec_snoop;
+/* Walked events go to counts, or with --snoop to snoop (the other NULL). */
 struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *procs,
 				 struct rec_unwind *unwind, struct rec_counts *counts,
-				 struct rec_reader *reader);
+				 struct rec_snoop *snoop, struct rec_reader *reader);
 void rec_defer__free(struct rec_defer *df);
 /* Count every deferred event in the ring now (main thread only). Takes NULL. 0 or -errno. */
 int rec_defer__consume(struct rec_defer *df);
@@ -599,6 +610,9 @@ int rec_snoop__drain(struct rec_snoop *s, unsigned int g);
  * drops per CPU into st.
  */
 int rec_snoop__take(struct rec_snoop *s, struct cap_interval *iv, struct rec_drain_stats *st);
+/* Record a deferred event (defer.c) whose user stack stkrec walked: ips[0..n), stop. */
+int rec_snoop__add_walked(struct rec_snoop *s, const struct stk_deferred *d, const uint64_t *ips,
+			  uint32_t n, uint32_t stop);
 /* So many events wait that the batch should be written now (bounded chunk size and memory). */
 bool rec_snoop__full(const struct rec_snoop *s);
 

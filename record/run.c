@@ -58,8 +58,10 @@ static int on_notify(void *ctx, void *data, size_t len)
 	 * an LRU eviction: each time the mappings may have changed, so read them again. A process
 	 * may be gone already; the interval end records it without maps.
 	 */
-	rec_procs__note(r->procs, n->tgid,
-			n->kind == STK_NOTIFY_MAPS ? REC_READ_MISSING : REC_READ_AGAIN);
+	if (n->kind == STK_NOTIFY_MAPS)
+		rec_procs__recheck(r->procs, n->tgid, n->addr);
+	else
+		rec_procs__note(r->procs, n->tgid, REC_READ_AGAIN);
 	return 0;
 }
 
@@ -412,7 +414,7 @@ static int setup(struct run *r)
 		return rec_err(-errno, "out of memory");
 	errno = 0;
 	r->defer = rec_defer__new(rec_probe__maps(r->probe), r->procs, r->unwind, r->counts,
-				  r->reader);
+				  r->snoop, r->reader);
 	if (!r->defer && errno)
 		return rec_err(-errno, "cannot read the deferred events: %s", strerror(errno));
 	return 0;

@@ -506,17 +506,20 @@ int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t i
 	return 0;
 }
 
-/* A user stack walked in user space (a deferred event) into the batch: its index, or -errno. */
-static int walked_index(struct rec_stacks *r, const uint64_t *ips, uint32_t n, uint32_t stop,
-			uint64_t count)
+int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t n,
+			    uint32_t stop, struct cap_row *row)
 {
 	struct cached_stack e = { .ips = (uint64_t *)ips, .nips = n, .stop = stop };
-	int kind = stop_loss(stop);
+	int kind = stop_loss(stop), idx;
 
+	idx = rec_stack_table__add(r->tab[1], ips, n,
+				   truncated(&e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0);
+	if (idx < 0)
+		return idx;
+	row->ustack = idx;
 	if (kind >= 0)
-		r->losses[kind] += count;
-	return rec_stack_table__add(r->tab[1], ips, n,
-				    truncated(&e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0);
+		r->losses[kind] += row->count;
+	return 0;
 }
 
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st)
@@ -629,7 +632,7 @@ int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, c
 {
 	const struct stk_key *k = &d->key;
 	struct cap_row *row = new_row(c);
-	int idx, err;
+	int err;
 
 	if (!row)
 		return -ENOMEM;
@@ -640,13 +643,7 @@ int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, c
 	row->count = 1;
 	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
 	err = rec_stacks__fill(c->stacks, d->gen & 1, false, k->kstack, k->kerr, k->kret, row);
-	if (err)
-		return err;
-	idx = walked_index(c->stacks, ips, n, stop, 1);
-	if (idx < 0)
-		return idx;
-	row->ustack = idx;
-	return 0;
+	return err ? err : rec_stacks__fill_walked(c->stacks, ips, n, stop, row);
 }
 
 /* Rows equal but for the count: the same key drained in two generations of one interval. */

@@ -55,23 +55,38 @@ struct rec_snoop {
 	int err;		/* first failure inside the ring-buffer callback */
 };
 
-static int add_event(struct rec_snoop *s, const struct stk_event *e)
+/* A new row (zeroed) at the end of the batch, not counted until commit_row(). */
+static struct cap_row *next_row(struct rec_snoop *s)
 {
-	unsigned int g = e->gen & 1;
 	struct cap_row *row;
-	int err;
 
 	if (s->nrows == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 4096;
 		struct cap_row *v = realloc(s->rows, (size_t)cap * sizeof(*v));
 
 		if (!v)
-			return -ENOMEM;
+			return NULL;
 		s->rows = v;
 		s->cap = cap;
 	}
 	row = &s->rows[s->nrows];
 	memset(row, 0, sizeof(*row));
+	return row;
+}
+
+static void commit_row(struct rec_snoop *s)
+{
+	__atomic_store_n(&s->nrows, s->nrows + 1, __ATOMIC_RELAXED);	/* rec_snoop__full() */
+}
+
+static int add_event(struct rec_snoop *s, const struct stk_event *e)
+{
+	unsigned int g = e->gen & 1;
+	struct cap_row *row = next_row(s);
+	int err;
+
+	if (!row)
+		return -ENOMEM;
 	row->probe = e->probe;
 	row->pid = e->tgid;
 	row->tid = e->pid;
@@ -82,10 +97,37 @@ static int add_event(struct rec_snoop *s, const struct stk_event *e)
 	err = rec_stacks__fill(s->stacks, g, false, e->kstack, e->kerr, e->kret, row);
 	if (!err)
 		err = rec_stacks__fill(s->stacks, g, true, e->ustack, e->uerr, e->uret, row);
-	if (err)
-		return err;
-	__atomic_store_n(&s->nrows, s->nrows + 1, __ATOMIC_RELAXED);	/* rec_snoop__full() */
-	return 0;
+	if (!err)
+		commit_row(s);
+	return err;
+}
+
+int rec_snoop__add_walked(struct rec_snoop *s, const struct stk_deferred *d, const uint64_t *ips,
+			  uint32_t n, uint32_t stop)
+{
+	const struct stk_key *k = &d->key;
+	struct cap_row *row;
+	int err = -ENOMEM;
+
+	pthread_mutex_lock(&s->lock);
+	row = next_row(s);
+	if (row) {
+		row->probe = k->probe;
+		row->pid = k->tgid;
+		row->tid = k->pid;
+		row->count = 1;
+		row->ts_ns = d->ts_ns;
+		row->cpu = d->cpu;
+		memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
+		err = rec_stacks__fill(s->stacks, d->gen & 1, false, k->kstack, k->kerr, k->kret,
+				       row);
+		if (!err)
+			err = rec_stacks__fill_walked(s->stacks, ips, n, stop, row);
+		if (!err)
+			commit_row(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
 }
 
 /* Called by ring_buffer__consume(), with the lock held. */

@@ -129,15 +129,6 @@ static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc 
 	return 0;
 }
 
-/* The same mappings as last written for pid: a re-read found nothing new. */
-static bool unchanged(const struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v)
-{
-	const struct proc_copy *c = find_proc(u, pid);
-
-	return c && c->value->n == v->n &&
-	       !memcmp(c->value->maps, v->maps, v->n * sizeof(v->maps[0]));
-}
-
 bool rec_unwind__written_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
 {
 	const struct proc_copy *c = u ? find_proc(u, pid) : NULL;
@@ -291,6 +282,15 @@ static void fill_umap(struct rec_unwind *u, const struct cap_mapping *m, struct 
 	}
 }
 
+/* The mapping of p that pc is in, or NULL. */
+static const struct stk_umap *find_umap(const struct stk_uproc *p, uint64_t pc)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		if (pc >= p->maps[i].start && pc < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
 static int publish(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v)
 {
 	/* A whole value: the map is not preallocated, so the kernel swaps in a new element. */
@@ -301,7 +301,7 @@ static int publish(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v
 }
 
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mapping *maps,
-		     struct rec_utable *const *tables, uint32_t n, bool settle)
+		     struct rec_utable *const *tables, uint32_t n, uint64_t missing)
 {
 	struct stk_uproc *v;
 	int err;
@@ -314,8 +314,8 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mappin
 	/* maps is sorted by start, as the walker's binary search needs */
 	for (uint32_t i = 0; i < n && v->n < STK_MAX_UMAPS; i++)
 		fill_umap(u, &maps[i], tables[i], &v->maps[v->n++]);
-	/* nothing new where the walker asked: its address is not a mapping we missed (abi.h) */
-	v->settled = settle && unchanged(u, pid, v);
+	/* the address the walker asked about is in no mapping: not one we missed (abi.h) */
+	v->settled = missing && !find_umap(v, missing);
 	err = publish(u, pid, v);
 	if (!err)
 		err = keep_proc(u, pid, v);
@@ -448,14 +448,6 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 	return end(w, STK_STOP_UNSUPPORTED);
 }
 
-static const struct stk_umap *find_umap(const struct stk_uproc *p, uint64_t pc)
-{
-	for (uint32_t i = 0; i < p->n; i++)
-		if (pc >= p->maps[i].start && pc < p->maps[i].end)
-			return &p->maps[i];
-	return NULL;
-}
-
 static const struct stk_urow *find_urow(const struct rec_unwind *u, const struct stk_umap *m,
 					uint64_t rel)
 {
@@ -494,12 +486,13 @@ static bool walk_step(struct uwalk_user *w, uint32_t n)
 }
 
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
-			  uint64_t *ips, uint32_t max, uint32_t *stop)
+			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
 {
 	struct uwalk_user w = { .u = u, .d = d, .pc = d->pc, .sp = d->sp, .bp = d->bp, .exact = true };
 	const struct proc_copy *pc = find_proc(u, d->key.tgid);
 	uint32_t n = 0;
 
+	*missing = 0;
 	if (!pc) {
 		ips[0] = d->pc;
 		*stop = STK_STOP_PROC_UNKNOWN;
@@ -515,6 +508,7 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
 		if (!w.m && n) {
 			w.stop = STK_STOP_NO_MAPPING;
+			*missing = w.pc;
 			break;
 		}
 		/* an interrupted pc above the leaf is stored + 1, as BPF does */
@@ -522,6 +516,7 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 		w.last = &ips[n++];
 		if (!w.m) {
 			w.stop = STK_STOP_NO_MAPPING;
+			*missing = w.pc;
 			break;
 		}
 		if (!walk_step(&w, n - 1))

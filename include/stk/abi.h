@@ -93,6 +93,7 @@ enum stk_notify_kind {
 struct stk_notify {
 	__u32 tgid;
 	__u32 kind;		/* enum stk_notify_kind */
+	__u64 addr;		/* STK_NOTIFY_MAPS: the address in none of the known mappings */
 };
 
 /*
@@ -182,8 +183,9 @@ struct stk_uproc {
 	__u32 n;
 	__u32 asked;		/* set by BPF when it sent STK_NOTIFY_MAPS; reset by an update */
 	/*
-	 * Set by stkrec when a re-read found no new mapping: an address in none of them is not a
-	 * mapping stkrec missed, so BPF neither asks again nor defers such events.
+	 * Set by stkrec when a re-read asked for an address found it in none of the mappings: it
+	 * is not a mapping stkrec missed (a frame-pointer step into garbage), so BPF neither asks
+	 * again nor defers such events.
 	 */
 	__u32 settled;
 	__u32 pad;
@@ -205,7 +207,7 @@ struct stk_deferred {
 	__u32 gen;		/* generation whose stacks map holds key.kstack */
 	__u32 len;		/* bytes of stack copied */
 	__u32 entry;		/* the leaf is a function's first instruction (uprobe) */
-	__u32 pad;
+	__u32 cpu;		/* --snoop: the event's CPU (its time is ts_ns) */
 	__u8 stack[STK_DEFER_STACK];
 };
 

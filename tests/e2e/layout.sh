@@ -10,26 +10,31 @@ n=4321
 rec lu -q -o "$tmp/lu.stk" "$bin:wl_target" -- "$bin" "$n"
 check_eq layout.rec_exit 0 $? "$tmp/lu.err"
 
-# Default: "  wl_target", "  wl_middle", "  wl_outer", "  main", the C library's start frame
-# ("[unknown]" when libc has no symbol table for it, see uprobe.sh), "    4321", "".
+# Default: "  wl_target", "  wl_middle", "  wl_outer", "  main", the C library's start frames
+# (its static __libc_start_call_main is "[unknown]" where the host has no debug file for libc),
+# "  _start", "    4321", "".
 folded luf "$tmp/lu.stk"
-above_main=$(awk -F';' '/;main;wl_outer;/ { print $2; exit }' "$tmp/luf.rep")
+above_main=$(awk -F';' '/;main;wl_outer;/ { for (i = 2; i <= NF; i++) if ($i == "main") {
+	print $(i - 1); exit } }' "$tmp/luf.rep")
 check_true layout.above_main "__libc_start_call_main or [unknown] above main, got '$above_main'" \
 	grep -qxE '__libc_start_call_main|\[unknown\]' <<<"$above_main"
+start_main=$(awk -F';' '/;main;wl_outer;/ { print $3; exit }' "$tmp/luf.rep")
 report def "$tmp/lu.stk" -q
 check_eq layout.default.exit 0 $? "$tmp/def.rerr"
 got=$(awk '/^  wl_target$/ { p = 1 } p { print } p && /^$/ { exit }' "$tmp/def.rep" |
 	tr '\n' '|')
-check_eq layout.default.stack "  wl_target|  wl_middle|  wl_outer|  main|  $above_main|    $n||" "$got" \
-	"$tmp/def.rep"
+check_eq layout.default.stack \
+	"  wl_target|  wl_middle|  wl_outer|  main|  $above_main|  $start_main|  _start|    $n||" \
+	"$got" "$tmp/def.rep"
 # bcc prints one blank line before the stacks.
 check_eq layout.default.head "|  wl_target|" "$(head -2 "$tmp/def.rep" | tr '\n' '|')" "$tmp/def.rep"
 
 # -P: `    comm [pid]` between the frames and the count.
 report perpid "$tmp/lu.stk" -q -P
 check_true layout.perpid "'  main', frames, '    wl_uprobe [PID]', '    $n'" \
-	grep -A3 -x '  main' "$tmp/perpid.rep" | grep -A1 -E '^    wl_uprobe \[[0-9]+\]$' |
-	grep -qx "    $n" || show "$tmp/perpid.rep"
+	awk -v n="    $n" '/^  main$/ { m = 1 } m && /^    / { l[++k] = $0 }
+		END { exit !(l[1] ~ /^    wl_uprobe \[[0-9]+\]$/ && l[2] == n) }' "$tmp/perpid.rep" ||
+	show "$tmp/perpid.rep"
 
 # -v: raw address before the symbol (`  %-16x %s`).
 report verbose "$tmp/lu.stk" -q -v

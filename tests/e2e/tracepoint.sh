@@ -47,8 +47,14 @@ folded tpx "$tmp/tpx.stk"
 check_eq tp.cmd_exec.count 777 "$(sum_folded "$tmp/tpx.rep" "^wl_syscall;.*$(chain wl_getppid)")" \
 	"$tmp/tpx.rep"
 
-# A stack map of one entry: stacks are lost, events are not; the summary says how many.
-rec tpl -q --stack-storage-size 1 -o "$tmp/tpl.stk" "$tp" -- "$WL/wl_syscall" 500
+# A stack map of one entry: stacks are lost, events are not; the summary says how many. -p on a
+# waiting workload, so that BPF stores the stacks itself (a deferred event's user stack never
+# goes through the map).
+wl_bg tpl "$WL/wl_syscall" -w -v 500
+rec_bg tpl -q --stack-storage-size 1 -p "$WL_PID" -o "$tmp/tpl.stk" "$tp"
+rec_ready tpl && wl_release
+rec_signal INT "$REC_PID"
+rec_wait "$REC_PID"
 check_eq tp.losses.exit 0 $? "$tmp/tpl.err"
 report tpl "$tmp/tpl.stk" -f
 check_eq tp.losses.count 500 "$(sum_folded "$tmp/tpl.rep")" "$tmp/tpl.rep"
