@@ -188,8 +188,22 @@ demo:
 
 bench:
 	$(Q)scripts/install-deps --bench
-	$(Q)$(MAKE) --no-print-directory tools workloads
-	$(Q)bench/run
+	$(Q)$(MAKE) --no-print-directory tools workloads $(OUTPUT)/bench/floor
+	$(Q)OUTPUT=$(OUTPUT) bench/run
+
+# bench/floor: the least BPF program that counts stacks (bench/run's reference per event).
+$(OUTPUT)/bench/floor.bpf.o: bench/floor.bpf.c bpf/vmlinux.h
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/bench/floor.skel.h: $(OUTPUT)/bench/floor.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/bench $< $(shell pkg-config --libs libbpf libelf) -lz -o $@
 
 # stkreport's symbolization against perf on one system-wide profile (root, about 2 minutes).
 bench-sym:

@@ -474,9 +474,6 @@ int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t 
 /* End the batch: its stacks move into iv (owned by iv), its losses into st. */
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st);
 
-/* Count the frames of a stack-map value (it ends at the first zero). */
-uint32_t rec_stack_depth(const uint64_t *ips, uint32_t max);
-
 /* The counts of one interval, gathered over one or more drains (snapshot.c). */
 struct rec_counts;
 struct rec_counts *rec_counts__new(const struct rec_maps *maps);

@@ -130,6 +130,19 @@ static void show_status(struct run *r, uint64_t now)
 	r->status_shown = true;
 }
 
+/* What the CFI tables took (docs/bpf.md 7): a table per object, shared by every process. */
+static void print_unwind_stats(const struct rec_unwind_stats *us, const struct rec_opts *o)
+{
+	if (!us)
+		return;
+	fprintf(stderr, "stkrec: unwind tables: %u objects, %u rows, %.1f of %u MiB, built in %.0f ms",
+		us->objects, us->rows, us->rows * sizeof(struct stk_urow) / 1048576.0, o->unwind_mb,
+		us->build_ns / 1e6);
+	if (us->over_limit)
+		fprintf(stderr, "; %u objects over --unwind-memory", us->over_limit);
+	fputc('\n', stderr);
+}
+
 static void clear_status(struct run *r)
 {
 	if (r->status_shown)
@@ -462,10 +475,12 @@ int rec_run(const struct rec_opts *o)
 		if (err)
 			rec_err(err, "cannot write to %s: %s", o->output, strerror(-err));
 	}
-	if (!err)
+	if (!err) {
 		fprintf(stderr, "stkrec: wrote %u intervals, %llu events, %llu bytes to %s\n", r.seq,
 			(unsigned long long)r.events, (unsigned long long)cap_writer__size(r.w),
 			o->output);
+		print_unwind_stats(rec_unwind__stats(r.unwind), o);
+	}
 out:
 	rec_child__close(r.child);
 	cap_writer__close(r.w);

@@ -87,15 +87,6 @@ int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta,
 	return 0;
 }
 
-uint32_t rec_stack_depth(const uint64_t *ips, uint32_t max)
-{
-	uint32_t n = 0;
-
-	while (n < max && ips[n])
-		n++;
-	return n;
-}
-
 /* ---- stack table: content -> 1-based index, insertion order kept ------------------------- */
 
 struct rec_stack_table {

@@ -5,15 +5,6 @@
 #include "../test.h"
 #include "../../record/rec.h"
 
-static void test_depth(void)
-{
-	uint64_t a[5] = { 1, 2, 3, 0, 0 }, b[3] = { 1, 2, 3 };
-
-	(void)T_EQ_INT("test_rec_depth_zero_ends", 3, rec_stack_depth(a, 5));
-	(void)T_EQ_INT("test_rec_depth_full", 3, rec_stack_depth(b, 3));
-	(void)T_EQ_INT("test_rec_depth_empty", 0, rec_stack_depth(a + 3, 2));
-}
-
 static void test_dedupe(void)
 {
 	struct rec_stack_table *t = rec_stack_table__new();
@@ -46,7 +37,6 @@ static void test_dedupe(void)
 
 int main(void)
 {
-	test_depth();
 	test_dedupe();
 	T_EXIT();
 }
