@@ -4,23 +4,52 @@
  * written with one pwrite loop at the end of the last complete chunk. Earlier bytes are never
  * rewritten, so a recorder killed at any moment leaves a file readable up to its last complete
  * chunk; a failed write is cut back off so even that torn tail does not stay.
+ *
+ * Background mode (cap_writer__background): the caller encodes and checks each record, as in
+ * the plain mode, and queues the payload; one thread compresses, checksums and appends the
+ * chunks in order, so a large record (an object's symbol table, a batch of events) never holds
+ * up the recording thread. A failed write stops it: nothing queued after the failed chunk is
+ * written, and the error is returned by the next put, and by finish, and from then on by every
+ * put and finish (unlike a caller's own failed write, which a later one may follow).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <lz4frame.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+/* A chunk waiting for the background thread. */
+struct pending {
+	struct pending *next;
+	uint16_t type, flags;
+	size_t len;
+	uint8_t payload[];
+};
+
+struct background {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* a chunk queued, a chunk written, or the end asked for */
+	struct pending *head, *tail;
+	size_t bytes, max_bytes;	/* queued payload; put() waits above max_bytes */
+	bool stop;
+	int err;		/* the first failure: the thread writes nothing after it */
+};
+
 struct cap_writer {
 	int fd;
 	uint32_t seq;		/* number of the next chunk */
-	uint64_t size;		/* bytes of complete chunks (header included) */
+	uint64_t size;		/* bytes of complete chunks (header included); __atomic */
 	int broken;		/* a failed write could not be cut off: refuse to append after it */
+	int dropped;		/* a background write failed: what was queued after it is lost */
 	struct cap_buf raw;	/* encoded payload */
-	struct cap_buf out;	/* chunk header + lz4 frame */
+	struct cap_buf out;	/* chunk header + lz4 frame (the background thread's in that mode) */
+	struct background *bg;	/* NULL: chunks are written by the caller */
 };
 
 /* Write all of buf at off, retrying short writes and EINTR. Returns 0 or -errno. */
@@ -57,7 +86,7 @@ static int append(struct cap_writer *w, const uint8_t *buf, size_t len)
 			w->broken = err;
 		return err;
 	}
-	w->size += len;
+	__atomic_store_n(&w->size, w->size + len, __ATOMIC_RELAXED);	/* cap_writer__size() */
 	return 0;
 }
 
@@ -146,6 +175,138 @@ static int put_chunk(struct cap_writer *w, uint16_t type, uint16_t flags, const 
 	return 0;
 }
 
+/* ---- background mode ---------------------------------------------------------------------- */
+
+static void *background_main(void *arg)
+{
+	struct cap_writer *w = arg;
+	struct background *bg = w->bg;
+	struct pending *p;
+	int err;
+
+	pthread_mutex_lock(&bg->lock);
+	for (;;) {
+		while (!bg->head && !bg->stop)
+			pthread_cond_wait(&bg->cond, &bg->lock);
+		p = bg->head;
+		if (!p)
+			break;		/* stop, and nothing left */
+		bg->head = p->next;
+		if (!bg->head)
+			bg->tail = NULL;
+		err = bg->err;
+		pthread_mutex_unlock(&bg->lock);
+		if (!err)
+			err = put_chunk(w, p->type, p->flags, p->payload, p->len);
+		pthread_mutex_lock(&bg->lock);
+		bg->bytes -= p->len;
+		if (err && !bg->err)
+			bg->err = err;
+		pthread_cond_broadcast(&bg->cond);	/* room in the queue */
+		free(p);
+	}
+	pthread_mutex_unlock(&bg->lock);
+	return NULL;
+}
+
+int cap_writer__background(struct cap_writer *w, size_t max_queued)
+{
+	struct background *bg;
+	int err;
+
+	if (!w || w->bg || !max_queued)
+		return -EINVAL;
+	bg = calloc(1, sizeof(*bg));
+	if (!bg)
+		return -ENOMEM;
+	bg->max_bytes = max_queued;
+	pthread_mutex_init(&bg->lock, NULL);
+	pthread_cond_init(&bg->cond, NULL);
+	w->bg = bg;
+	err = pthread_create(&bg->thread, NULL, background_main, w);
+	if (err) {
+		w->bg = NULL;
+		pthread_cond_destroy(&bg->cond);
+		pthread_mutex_destroy(&bg->lock);
+		free(bg);
+		return -err;
+	}
+	return 0;
+}
+
+/* Queue a copy of payload (a full queue waits); the error of an earlier chunk if there was one. */
+static int enqueue(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,
+		   size_t len)
+{
+	struct background *bg = w->bg;
+	struct pending *p;
+	int err;
+
+	if (len > CAP_MAX_CHUNK_RAW)
+		return -EOVERFLOW;
+	if (len && !payload)
+		return -EINVAL;
+	p = malloc(sizeof(*p) + len);
+	if (!p)
+		return -ENOMEM;
+	p->next = NULL;
+	p->type = type;
+	p->flags = flags;
+	p->len = len;
+	if (len)
+		memcpy(p->payload, payload, len);
+	pthread_mutex_lock(&bg->lock);
+	while (!bg->err && bg->bytes && bg->bytes + len > bg->max_bytes)
+		pthread_cond_wait(&bg->cond, &bg->lock);
+	err = bg->err;
+	if (!err) {
+		if (bg->tail)
+			bg->tail->next = p;
+		else
+			bg->head = p;
+		bg->tail = p;
+		bg->bytes += len;
+		pthread_cond_broadcast(&bg->cond);
+	}
+	pthread_mutex_unlock(&bg->lock);
+	if (err)
+		free(p);
+	return err;
+}
+
+/* Write what is queued, end the thread; the first write error, or 0. */
+static int background_end(struct cap_writer *w)
+{
+	struct background *bg = w->bg;
+	int err;
+
+	if (!bg)
+		return 0;
+	pthread_mutex_lock(&bg->lock);
+	bg->stop = true;
+	pthread_cond_broadcast(&bg->cond);
+	pthread_mutex_unlock(&bg->lock);
+	pthread_join(bg->thread, NULL);
+	err = bg->err;
+	pthread_cond_destroy(&bg->cond);
+	pthread_mutex_destroy(&bg->lock);
+	free(bg);
+	w->bg = NULL;
+	w->dropped = err;	/* sticky: chunks the caller queued after the failure are gone */
+	return err;
+}
+
+/* ---- the API -------------------------------------------------------------------------------- */
+
+static int put(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,
+	       size_t len)
+{
+	if (w->dropped)
+		return w->dropped;
+	return w->bg ? enqueue(w, type, flags, payload, len) :
+		       put_chunk(w, type, flags, payload, len);
+}
+
 int cap_writer__put(struct cap_writer *w, const struct cap_record *rec)
 {
 	uint16_t flags;
@@ -159,7 +320,7 @@ int cap_writer__put(struct cap_writer *w, const struct cap_record *rec)
 	if (err)
 		return err;
 	flags = cap_chunk_type_mandatory(rec->type) ? CAP_CHUNK_F_MANDATORY : 0;
-	return put_chunk(w, rec->type, flags, w->raw.data, w->raw.len);
+	return put(w, rec->type, flags, w->raw.data, w->raw.len);
 }
 
 int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,
@@ -167,18 +328,25 @@ int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags, con
 {
 	if (!w)
 		return -EINVAL;
-	return put_chunk(w, type, flags, payload, len);
+	return put(w, type, flags, payload, len);
 }
 
 uint64_t cap_writer__size(const struct cap_writer *w)
 {
-	return w ? w->size : 0;
+	return w ? __atomic_load_n(&w->size, __ATOMIC_RELAXED) : 0;
 }
 
 int cap_writer__finish(struct cap_writer *w)
 {
+	int err;
+
 	if (!w)
 		return -EINVAL;
+	err = background_end(w);
+	if (err)
+		return err;
+	if (w->dropped)
+		return w->dropped;
 	if (w->broken)
 		return w->broken;
 	if (fsync(w->fd) < 0)
@@ -190,6 +358,7 @@ void cap_writer__close(struct cap_writer *w)
 {
 	if (!w)
 		return;
+	background_end(w);	/* what was queued is written: each chunk is whole */
 	close(w->fd);
 	cap_buf__free(&w->raw);
 	cap_buf__free(&w->out);

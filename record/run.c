@@ -18,6 +18,9 @@
 
 volatile int rec_stop;
 
+/* Capture bytes waiting for the writer's thread at most: a few intervals' worth. */
+#define WRITE_QUEUE_BYTES (64u << 20)
+
 /* Poll period: short enough to read short-lived processes, long enough to cost nothing. */
 #define POLL_MS 20
 #define NS_PER_SEC 1000000000ull
@@ -447,11 +450,19 @@ int rec_run(const struct rec_opts *o)
 		err = rec_err(-errno, "cannot create %s: %s", o->output, strerror(errno));
 		goto out;
 	}
+
 	created = true;
 	r.iv_start = rec_now_ns();
 	err = write_header(&r, rec_probe__nperf(r.probe), r.iv_start);
 	if (err)
 		goto out;
+	/*
+	 * From the first interval on, compress and write on the writer's thread: a large record
+	 * (an object's symbol table, a batch of events) never delays a drain. The header went out
+	 * first, written here: a disk too small for it leaves no file. Without the thread, stkrec
+	 * writes itself.
+	 */
+	cap_writer__background(r.w, WRITE_QUEUE_BYTES);
 	print_banner(&r);
 	if (r.child) {
 		err = rec_child__go(r.child);

@@ -397,14 +397,29 @@ struct cap_writer *cap_writer__open(const char *path);
  */
 int cap_writer__put(struct cap_writer *w, const struct cap_record *rec);
 
+/*
+ * From now on compress and write chunks on a thread of the writer's, in order, so that a
+ * large record never holds up the caller: __put and __put_raw encode and check the record,
+ * queue it (waiting while more than max_queued payload bytes wait) and return. A write error
+ * (-ENOSPC, ...) is then returned by the next __put or __put_raw and by __finish, and from
+ * then on by every one of them: no chunk queued after the failed one is written. __finish
+ * writes what is queued first. Returns 0,
+ * -EINVAL (already in this mode, or max_queued 0), -ENOMEM, or pthread_create's error.
+ * Thread safety: one caller thread, as without it.
+ */
+int cap_writer__background(struct cap_writer *w, size_t max_queued);
+
 /* Append a raw chunk of any type and flags (tests and future types). Same errors as __put. */
 int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags,
 			const void *payload, size_t len);
 
-/* Bytes written so far (header included). */
+/* Bytes written so far (header included; in background mode, chunks written, not queued). */
 uint64_t cap_writer__size(const struct cap_writer *w);
 
-/* Flush to stable storage (fsync). Returns 0 or -errno. The writer stays open. */
+/*
+ * Write what is queued (background mode, which ends), then flush to stable storage (fsync).
+ * Returns 0 or -errno (a queued chunk's write error too). The writer stays open.
+ */
 int cap_writer__finish(struct cap_writer *w);
 
 void cap_writer__close(struct cap_writer *w);

@@ -2,7 +2,9 @@
 /*
  * test_writer: file mode 0600 whatever the umask and whatever mode an old file had; a full disk
  * (a 64 KiB tmpfs) leaves a file readable to its last complete chunk and the writer usable once
- * space returns; a writer killed with SIGKILL mid-stream leaves a readable prefix.
+ * space returns; a writer killed with SIGKILL mid-stream leaves a readable prefix. Background
+ * mode writes the very bytes the caller's writes would, and on a full disk reports the error
+ * at a later put or at finish, writing nothing after the failed chunk.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -134,6 +136,83 @@ out:
 	umount(mnt);
 }
 
+/* 300 chunks of every size up to 30,000 bytes, written by the caller or in the background. */
+static int write_many(const char *path, bool background)
+{
+	static uint8_t payload[30000];
+	struct cap_writer *w = cap_writer__open(path);
+	int err = w ? 0 : -errno;
+
+	if (!err && background)
+		err = cap_writer__background(w, 64 * 1024);	/* small: put waits often */
+	for (int i = 0; i < 300 && !err; i++) {
+		fill_random(payload, sizeof(payload), (uint64_t)i);
+		err = cap_writer__put_raw(w, CAP_CHUNK_END, 0, payload, (size_t)i * 100);
+	}
+	if (!err)
+		err = cap_writer__finish(w);
+	cap_writer__close(w);
+	return err;
+}
+
+static void test_background_same_bytes(void)
+{
+	char a[512], b[512];
+	size_t la = 0, lb = 0;
+	uint8_t *fa, *fb;
+
+	snprintf(a, sizeof(a), "%s/plain.stk", dir);
+	snprintf(b, sizeof(b), "%s/background.stk", dir);
+	T_EQ_INT("background: plain writes", 0, write_many(a, false));
+	T_EQ_INT("background: background writes", 0, write_many(b, true));
+	fa = slurp(a, &la);
+	fb = slurp(b, &lb);
+	T_CHECK("background: the same bytes as the caller's writes",
+		fa && fb && la && la == lb && !memcmp(fa, fb, la), "%zu and %zu bytes", la, lb);
+	free(fa);
+	free(fb);
+	T_EQ_INT("background: twice is refused", -EINVAL, cap_writer__background(NULL, 1));
+}
+
+static void test_background_enospc(void)
+{
+	enum { CHUNK = 10000 };
+	static uint8_t payload[CHUNK];
+	char mnt[256], path[512];
+	struct cap_writer *w;
+	int i, ret = 0, end, n;
+	struct stat st;
+
+	snprintf(mnt, sizeof(mnt), "%s/small2", dir);
+	mkdir(mnt, 0700);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
+		printf("skip background full disk: cannot mount a 64k tmpfs: %s (needs root)\n",
+		       strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/full.stk", mnt);
+	w = cap_writer__open(path);
+	if (!T_CHECK("background full disk: open", w && !cap_writer__background(w, 1 << 20), "%s",
+		     strerror(errno)))
+		goto out;
+	for (i = 0; i < 100 && !ret; i++) {
+		fill_random(payload, sizeof(payload), (uint64_t)i + 7);
+		ret = cap_writer__put_raw(w, CAP_CHUNK_END, 0, payload, sizeof(payload));
+	}
+	if (!ret)
+		ret = cap_writer__finish(w);
+	T_EQ_INT("background full disk: a later put or finish says -ENOSPC", -ENOSPC, ret);
+	T_EQ_INT("background full disk: finish says it again", -ENOSPC, cap_writer__finish(w));
+	n = count_chunks(path, &end);
+	T_CHECK("background full disk: file reads cleanly to its last complete chunk",
+		end == 0 && n >= 3 && !stat(path, &st) && (uint64_t)st.st_size == cap_writer__size(w),
+		"ended with %d after %d chunks, file %lld bytes, writer %" PRIu64, end, n,
+		(long long)st.st_size, cap_writer__size(w));
+	cap_writer__close(w);
+out:
+	umount(mnt);
+}
+
 /* A child writes chunks as fast as it can; SIGKILL it; the file must read cleanly to a point. */
 static void test_kill9(void)
 {
@@ -178,6 +257,8 @@ int main(void)
 	test_mode();
 	test_enospc();
 	test_kill9();
+	test_background_same_bytes();
+	test_background_enospc();
 	rm_tree(dir);
 	T_EXIT();
 }
