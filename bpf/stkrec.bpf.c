@@ -2,11 +2,11 @@
 /*
  * stkrec.bpf.c: count (process, thread, probe, kernel stack, user stack, comm) in the kernel.
  *
- * Every trigger (perf timer, tracepoint, uprobe, USDT, kprobe) calls count_event() with the probe
- * id, which user space put in the BPF cookie of the attachment. Stacks are copied into a per-CPU
- * scratch slot (bpf_get_stack(), or the CFI walker of unwind.bpf.h for user stacks), hashed, and
- * stored once per generation in a hash map keyed by that hash; the counts map keys on the
- * hashes. Two generations of maps (counts0/stacks0, counts1/stacks1) let user space drain one
+ * Every trigger (perf timer, tracepoint, uprobe, USDT, kprobe) calls count_event_at() with the
+ * probe id, which user space put in the BPF cookie of the attachment. Stacks are copied into a
+ * per-CPU scratch slot (bpf_get_stack(), or the CFI walker of unwind.bpf.h for user stacks),
+ * hashed, and stored once per generation in a hash map keyed by that hash; the counts map keys
+ * on the hashes. Two generations of maps (counts0/stacks0, counts1/stacks1) let user space drain one
  * while the programs fill the other: see docs/bpf.md, "drain protocol".
  */
 #include "vmlinux.h"
@@ -110,6 +110,12 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } notify SEC(".maps");
 
+/* Events whose user stack waits for tables stkrec has not published yet (struct stk_deferred). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* sized by stkrec when cfg_defer is set */
+} deferred SEC(".maps");
+
 /* ---- --snoop (per-event mode) ---------------------------------------------------------------- */
 
 /* One struct stk_event per event; stkrec sizes it from --ringbuf-size (a page when unused). */
@@ -125,12 +131,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } snoop_drops SEC(".maps");
-
-/* Events whose user stack waits for tables stkrec has not published yet (struct stk_deferred). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);	/* sized by stkrec when cfg_defer is set */
-} deferred SEC(".maps");
 
 /* UAPI flag of bpf_ringbuf_submit() (linux/bpf.h BPF_RB_NO_WAKEUP), a stable number. */
 #define STK_RB_NO_WAKEUP 1
@@ -178,9 +178,9 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event and the walk: 16 KiB, far over the 512-byte BPF stack.
- * Uprobe programs run preemptible and a perf-event sample can interrupt a program on its CPU,
- * so one slot per CPU is not enough: `nesting` hands out slots by depth of nesting.
+ * Scratch space for the two stacks of an event and the walk: 16 KiB, far over the 512-byte BPF
+ * stack. Uprobe programs run preemptible and a perf-event sample can interrupt a program on its
+ * CPU, so one slot per CPU is not enough: `nesting` hands out slots by depth of nesting.
  */
 #define NEST_MAX 4
 
@@ -202,7 +202,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } nesting SEC(".maps");
-
 
 /*
  * The event carries stack hashes, not stacks: they are stored in generation g's stacks map,
@@ -263,7 +262,7 @@ static __always_inline void note_first_seen(__u32 tgid)
 	/* A lookup is lock-free, while an update takes the bucket lock even when it fails. */
 	if (!bpf_map_lookup_elem(&seen, &tgid)) {
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
-			return;	/* inserted by another CPU meanwhile (or the LRU is busy: retried) */
+			return;	/* another CPU inserted it meanwhile (or the LRU is busy: retried) */
 		/* Forget it when the message was dropped, so a later event tries again. */
 		if (!send_notify(tgid, STK_NOTIFY_SEEN, 0)) {
 			bpf_map_delete_elem(&seen, &tgid);
@@ -309,42 +308,42 @@ static __always_inline __u64 copy_stack(void *ctx, struct stk_stack *s, __u64 fl
 	return hash_frames(s, s->nr);
 }
 
-/* Where the user registers of this event are (see struct user_regs). */
+/* Where the user registers of an event are (user_regs()). */
 enum uregs_from {
 	UREGS_CTX,		/* ctx is the user pt_regs (uprobe, USDT) */
 	UREGS_SAMPLE,		/* ctx is a perf-event sample: its regs, if it hit user mode */
 	UREGS_TASK,		/* the event is in the kernel: the task's saved user regs */
 };
 
-/* The registers the walk starts from: the event's ctx, or the task's saved user registers. */
-static __always_inline void user_regs(void *ctx, enum uregs_from from, __u64 *pc, __u64 *sp,
-				      __u64 *bp)
-{
-	struct bpf_perf_event_data *pe = ctx;
-	struct pt_regs *regs = ctx;
-
-	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {	/* CPL 3: the sample hit user mode */
-		*pc = pe->regs.ip;
-		*sp = pe->regs.sp;
-		*bp = pe->regs.bp;
-		return;
-	}
-	if (from == UREGS_CTX) {
-		*pc = PT_REGS_IP(regs);
-		*sp = PT_REGS_SP(regs);
-		*bp = regs->bp;
-		return;
-	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	*pc = BPF_CORE_READ(regs, ip);
-	*sp = BPF_CORE_READ(regs, sp);
-	*bp = BPF_CORE_READ(regs, bp);
-}
-
 /* The registers a user-stack walk starts from. */
 struct uregs {
 	__u64 pc, sp, bp;
 };
+
+/* The registers the walk starts from: the event's ctx, or the task's saved user registers. */
+static __always_inline void user_regs(void *ctx, enum uregs_from from, struct uregs *r)
+{
+	struct bpf_perf_event_data *pe = ctx;
+	struct pt_regs *regs = ctx;
+
+	/* CPL 3 in cs: the sample hit user mode */
+	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
+		r->pc = pe->regs.ip;
+		r->sp = pe->regs.sp;
+		r->bp = pe->regs.bp;
+		return;
+	}
+	if (from == UREGS_CTX) {
+		r->pc = PT_REGS_IP(regs);
+		r->sp = PT_REGS_SP(regs);
+		r->bp = regs->bp;
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	r->pc = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+}
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
 static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 tgid, bool entry,
@@ -585,7 +584,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	sc->walk.waits = false;
 	if (user_stack_wanted(&key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
-			user_regs(ctx, from, &r.pc, &r.sp, &r.bp);
+			user_regs(ctx, from, &r);
 		key.ustack = user_stack(ctx, &r, tgid, entry, sc, &key.uerr);
 	}
 
@@ -798,7 +797,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.kstack = kernel_stack(ctx, OFFCPU_KSKIP, &sc->k, &st.key.kerr);
 	if (user_stack_wanted(&st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
-			user_regs(ctx, UREGS_TASK, &r.pc, &r.sp, &r.bp);
+			user_regs(ctx, UREGS_TASK, &r);
 		st.key.ustack = user_stack(ctx, &r, tgid, false, sc, &st.key.uerr);
 	}
 	store_stack(&stacks0, &nstacks[0], &st.key.kstack, &st.key.kerr, &sc->k,

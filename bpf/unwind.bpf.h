@@ -40,7 +40,10 @@ struct {
 #define SIGFRAME_RSP 160
 #define SIGFRAME_RIP 168
 
-/* The binary search over rows stops after these many halvings: the verifier needs a bound. */
+/*
+ * The binary search over rows stops after these many halvings: the verifier needs a bound. 2^25
+ * rows are 256 MiB of one table: more than any object has.
+ */
 #define UROW_STEPS 25
 
 /*
@@ -52,7 +55,7 @@ static __always_inline __u32 frame_index(__u32 n)
 {
 	asm volatile("" : "+r"(n));
 	return n & (STK_MAX_DEPTH - 1);
-}		/* 2^25 rows = 256 MiB of one table: more than any object has */
+}
 
 /*
  * The walk's state. It lives in the per-CPU scratch slot, not on the BPF stack: the verifier
@@ -200,7 +203,7 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 	/* rbp 0 marks the outermost frame (the ABI; _start clears it, as the kernel leaves it) */
 	if (!w->bp)
 		return walk_end(w, STK_STOP_COMPLETE);
-	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no frame pointer. */
+	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
 	if (w->bp < w->sp || (w->bp & 7))
 		return walk_end(w, STK_STOP_BAD_FRAME);
 	if (bpf_probe_read_user(rec, sizeof(rec), (void *)w->bp))
@@ -243,12 +246,9 @@ static __always_inline long signal_step(struct uwalk_ctx *c)
 {
 	struct uwalk *w = c->w;
 	__u64 regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8 + 1];
-	__u32 last = w->n - 1;
 
-	if (last < STK_MAX_DEPTH && w->n) {
-		c->out->ips[frame_index(last)] = w->pc + 1;
-		w->hash = hash_frame(w->hash_before, w->pc + 1);
-	}
+	c->out->ips[frame_index(w->n - 1)] = w->pc + 1;	/* the frame walk_step() just stored */
+	w->hash = hash_frame(w->hash_before, w->pc + 1);
 	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + SIGFRAME_RBP)))
 		return walk_end(w, STK_STOP_READ_FAULT);
 	if (step_to(w, regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8],
