@@ -474,6 +474,9 @@ int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t 
 /* End the batch: its stacks move into iv (owned by iv), its losses into st. */
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st);
 
+/* row's fields from BPF's key (no stacks yet), the row counting count events. */
+void rec_row_from_key(struct cap_row *row, const struct stk_key *k, uint64_t count);
+
 /* The counts of one interval, gathered over one or more drains (snapshot.c). */
 struct rec_counts;
 struct rec_counts *rec_counts__new(const struct rec_maps *maps);

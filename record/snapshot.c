@@ -581,6 +581,16 @@ static struct cap_row *new_row(struct rec_counts *c)
 	return &c->rows[c->nrows++];
 }
 
+void rec_row_from_key(struct cap_row *row, const struct stk_key *k, uint64_t count)
+{
+	memset(row, 0, sizeof(*row));
+	row->probe = k->probe;
+	row->pid = k->tgid;
+	row->tid = k->pid;
+	row->count = count;
+	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
+}
+
 static int add_row(struct rec_counts *c, unsigned int g, const struct stk_key *k, uint64_t count)
 {
 	struct cap_row *row = new_row(c);
@@ -588,12 +598,7 @@ static int add_row(struct rec_counts *c, unsigned int g, const struct stk_key *k
 
 	if (!row)
 		return -ENOMEM;
-	memset(row, 0, sizeof(*row));
-	row->probe = k->probe;
-	row->pid = k->tgid;
-	row->tid = k->pid;
-	row->count = count;
-	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
+	rec_row_from_key(row, k, count);
 	/* kret: a kprobe's direct caller, which some unwinders skip (docs/bpf.md 5). */
 	err = rec_stacks__fill(c->stacks, g, false, k->kstack, k->kerr, k->kret, row);
 	if (!err)
@@ -627,12 +632,7 @@ int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, c
 
 	if (!row)
 		return -ENOMEM;
-	memset(row, 0, sizeof(*row));
-	row->probe = k->probe;
-	row->pid = k->tgid;
-	row->tid = k->pid;
-	row->count = 1;
-	memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
+	rec_row_from_key(row, k, 1);
 	err = rec_stacks__fill(c->stacks, d->gen & 1, false, k->kstack, k->kerr, k->kret, row);
 	return err ? err : rec_stacks__fill_walked(c->stacks, ips, n, stop, row);
 }

@@ -112,13 +112,9 @@ int rec_snoop__add_walked(struct rec_snoop *s, const struct stk_deferred *d, con
 	pthread_mutex_lock(&s->lock);
 	row = next_row(s);
 	if (row) {
-		row->probe = k->probe;
-		row->pid = k->tgid;
-		row->tid = k->pid;
-		row->count = 1;
+		rec_row_from_key(row, k, 1);
 		row->ts_ns = d->ts_ns;
 		row->cpu = d->cpu;
-		memcpy(row->comm, k->comm, sizeof(row->comm) - 1);
 		err = rec_stacks__fill(s->stacks, d->gen & 1, false, k->kstack, k->kerr, k->kret,
 				       row);
 		if (!err)

@@ -191,7 +191,7 @@ static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id,
 	/* No CFI, or unusable CFI: a table of no rows, so the walker uses frame pointers there. */
 	err = rec_cfi__build(e, u->max_rows, &t->cfi);
 	if (err == -E2BIG)
-		t->limit = true;	/* more rows than all the memory we have */
+		t->limit = true;	/* more rows than all of --unwind-memory (or over 4 GiB) */
 	t->nrows = err ? 0 : t->cfi.nrows;
 	t->base = t->cfi.base;
 	u->stats.objects++;
@@ -272,7 +272,7 @@ static void fill_umap(struct rec_unwind *u, const struct cap_mapping *m, struct 
 	um->end = m->end;
 	if (!t)
 		return;		/* anonymous (JIT) or unreadable: frame pointers */
-	if (!upload(u, t) || t->limit) {
+	if (!upload(u, t)) {
 		um->flags = STK_UMAP_F_LIMIT;
 		return;
 	}
@@ -311,7 +311,7 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mappin
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	/* maps is sorted by start, as the walker's binary search needs */
+	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
 	for (uint32_t i = 0; i < n && v->n < STK_MAX_UMAPS; i++)
 		fill_umap(u, &maps[i], tables[i], &v->maps[v->n++]);
 	/* the address the walker asked about is in no mapping: not one we missed (abi.h) */

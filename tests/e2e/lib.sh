@@ -213,5 +213,17 @@ check_error() {
 	check_true "$name.no_file" "no capture file left at $cap" test ! -e "$cap"
 }
 
+# check_share NAME FILE ALL_RE PART_RE MIN_ALL PCT WHAT: in folded FILE, at least MIN_ALL events
+# match ALL_RE (NAME.events), and at least PCT% of those match PART_RE too (NAME.share); WHAT
+# says what the part is, for the message.
+check_share() {
+	local name=$1 file=$2 all part
+	all=$(sum_folded "$file" "$3")
+	part=$(sum_folded "$file" "$4")
+	check_true "$name.events" "at least $5 events, got $all" test "$all" -ge "$5" || show "$file"
+	check_true "$name.share" "at least $6% of $all events $7, got $part" \
+		test $((part * 100)) -ge $((all * $6)) || show "$file"
+}
+
 # The user chain of the event workloads, from main down (wl.h; the leaf depends on the program).
 chain() { echo ";main;wl_outer;wl_middle;$1( |;)"; }

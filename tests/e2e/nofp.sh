@@ -79,12 +79,8 @@ wl_bg burn "$NOFP/wl_burner" -v 6
 rec burn -q -F 99 -D 3 -p "$WL_PID" -o "$tmp/burn.stk"
 kill "$WL_PID" 2>/dev/null
 folded burn "$tmp/burn.stk"
-all=$(sum_folded "$tmp/burn.rep" '^wl_burner;')
-in=$(sum_folded "$tmp/burn.rep" "$(whole wl_burner stk_top stk_mid stk_leaf)")
-check_true nofp.sample.samples "at least 100 burner samples, got $all" test "$all" -ge 100 ||
-	show "$tmp/burn.rep"
-check_true nofp.sample.share "at least 95% of $all samples whole, got $in" \
-	test $((in * 100)) -ge $((all * 95)) || show "$tmp/burn.rep"
+check_share nofp.sample "$tmp/burn.rep" '^wl_burner;' "$(whole wl_burner stk_top stk_mid stk_leaf)" \
+	100 95 "whole"
 
 # Deeper than the limit (kernel.perf_event_max_stack): every stack truncated and counted.
 depth=$(cat /proc/sys/kernel/perf_event_max_stack)

@@ -60,12 +60,7 @@ check_eq perl.profile.exit 0 $? "$tmp/prof.err"
 wait "$perf_job"
 kill "$pl" 2>/dev/null
 folded prof "$tmp/prof.stk" -U
-all=$(sum_folded "$tmp/prof.rep" '^perl;')
-main=$(sum_folded "$tmp/prof.rep" '^perl;.*;main;')
-check_true perl.profile.samples "at least 500 samples of perl, got $all" test "$all" -ge 500 ||
-	show "$tmp/prof.rep"
-check_true perl.profile.main "at least 95% of $all samples reach main, got $main" \
-	test $((main * 100)) -ge $((all * 95)) || show "$tmp/prof.rep"
+check_share perl.profile "$tmp/prof.rep" '^perl;' '^perl;.*;main;' 500 95 "reach main"
 
 perf_chains "$tmp/perl.data" | sort -u >"$tmp/perf.chains"
 check_true perl.perf.samples "perf found chains to main" test -s "$tmp/perf.chains" ||
@@ -79,10 +74,5 @@ check_eq perl.perf.top_chains "" "$missing" "$tmp/top.chains"
 rec malloc -q -o "$tmp/malloc.stk" c:malloc -- "$perl" "$tmp/hash.pl" 1
 check_eq perl.malloc.exit 0 $? "$tmp/malloc.err"
 folded malloc "$tmp/malloc.stk" -U
-all=$(sum_folded "$tmp/malloc.rep" '^perl;')
-main=$(sum_folded "$tmp/malloc.rep" '^perl;.*;main;')
-check_true perl.malloc.events "at least 10000 malloc calls, got $all" test "$all" -ge 10000 ||
-	show "$tmp/malloc.rep"
-check_true perl.malloc.main "at least 95% of $all malloc stacks reach main, got $main" \
-	test $((main * 100)) -ge $((all * 95)) || show "$tmp/malloc.rep"
+check_share perl.malloc "$tmp/malloc.rep" '^perl;' '^perl;.*;main;' 10000 95 "reach main"
 e2e_done
