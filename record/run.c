@@ -309,7 +309,8 @@ static int loop(struct run *r)
 
 	while (!stop) {
 		uint64_t now = rec_now_ns();
-		int timeout = deadline > now ? (deadline - now) / 1000000 : 0;
+		/* rounded up: under a millisecond before the deadline, a 0 ms wait would spin */
+		int timeout = deadline > now ? (deadline - now + 999999) / 1000000 : 0;
 
 		poll_notify(r, timeout < POLL_MS ? timeout : POLL_MS);
 		now = rec_now_ns();
