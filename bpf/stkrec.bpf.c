@@ -158,6 +158,7 @@ static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
 	n->tgid = tgid;
 	n->kind = kind;
 	n->addr = addr;
+	n->ts_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(n, 0);
 	return true;
 }
@@ -685,8 +686,11 @@ int on_exec(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u64 now = bpf_ktime_get_ns();
 
 	bpf_map_delete_elem(&seen, &tgid);
+	/* the stamp first: stkrec may write tables in between, which the delete then removes */
+	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* the old image's tables */
 	__sync_fetch_and_add(&seen_epoch, 1);	/* after the delete: see note_first_seen() */
 	if (traced(tgid, tid))
@@ -731,7 +735,9 @@ const volatile __u64 cfg_max_block_us = ~0ull;	/* --max-block */
 /* A task switched out: when, and the key (stacks included) its blocked time will be added to. */
 struct offcpu_start {
 	__u64 ts_ns;
-	struct stk_key key;
+	struct stk_key key;	/* with the user stack cut if deferred: counted so if need be */
+	__u32 deferred;		/* the user stack went to stkrec: so must the time */
+	__u32 pad;
 };
 
 /*
@@ -772,6 +778,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	struct uregs r = {};
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	bool live;
 
 	if (tid == 0)
 		return;		/* the idle task: its "blocked" time is busy CPU time */
@@ -780,9 +787,10 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	/*
 	 * An exiting task blocks too (exit_mmap, ptrace exit stop), after on_exit() made BPF forget
 	 * its tgid: a notification then would make stkrec re-read maps that are being torn down,
-	 * and the rows of the whole interval would lose their mappings.
+	 * and the rows of the whole interval would lose their mappings. Nor are its events deferred.
 	 */
-	if (!(BPF_CORE_READ(prev, flags) & PF_EXITING) && !in_ptrace_stop(prev))
+	live = !(BPF_CORE_READ(prev, flags) & PF_EXITING) && !in_ptrace_stop(prev);
+	if (live)
 		note_first_seen(tgid);
 
 	__builtin_memset(&st, 0, sizeof(st));	/* padding too: keys hash as bytes */
@@ -795,6 +803,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	 * sit above __schedule(). Skip them, as the trampoline frames of fentry are.
 	 */
 	st.key.kstack = kernel_stack(ctx, OFFCPU_KSKIP, &sc->k, &st.key.kerr);
+	sc->walk.waits = false;
 	if (user_stack_wanted(&st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
 			user_regs(ctx, UREGS_TASK, &r);
@@ -802,9 +811,25 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	}
 	store_stack(&stacks0, &nstacks[0], &st.key.kstack, &st.key.kerr, &sc->k,
 		    STK_STAT_KSTACK_FULL);
+	/* The user stack is walked now (it is the task's, current); the time comes at switch-in. */
+	st.deferred = live && walk_waits(sc) && defer_event(&st.key, &r, 0, false);
 	store_stack(&stacks0, &nstacks[0], &st.key.ustack, &st.key.uerr, &sc->u,
 		    STK_STAT_USTACK_FULL);
 	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);
+}
+
+/* The blocked time of a task whose stack was deferred: stkrec adds it to that stack. */
+static __always_inline bool defer_time(__u32 tid, __u64 us)
+{
+	struct stk_deferred_time *t = bpf_ringbuf_reserve(&deferred, sizeof(*t), 0);
+
+	if (!t)
+		return false;
+	t->tid = tid;
+	t->pad = 0;
+	t->us = us;
+	bpf_ringbuf_submit(t, 0);
+	return true;
 }
 
 /* next runs again: its blocked time, in microseconds, goes to generation g. */
@@ -813,16 +838,21 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
 	struct stk_key key;
+	bool deferred;
 	__u64 us;
 
 	if (!sp)
 		return;
 	us = (now - sp->ts_ns) / 1000;
 	key = sp->key;
+	deferred = sp->deferred;
 	bpf_map_delete_elem(&offcpu_start, &tid);
 	if (us < cfg_min_block_us || us > cfg_max_block_us)
 		return;
 	stat_add(STK_STAT_EVENTS);
+	/* sent, or else counted with the cut stack stored at switch-out */
+	if (deferred && defer_time(tid, us))
+		return;
 	if (g)
 		counts_add(&counts1, &nkeys[1], &key, us);
 	else

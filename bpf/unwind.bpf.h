@@ -35,6 +35,18 @@ struct {
 	__type(value, struct stk_uproc);
 } unwind_procs SEC(".maps");
 
+/*
+ * tgid -> the time of its last exec. A re-read asked for by an event of the old image may read
+ * the new one, where the address it asks about means nothing: it must not settle the process
+ * (record/unwind.c rec_unwind__proc()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_ns SEC(".maps");
+
 /* Offsets in the ucontext a signal frame leaves at rsp (struct sigcontext, x86-64 ABI). */
 #define SIGFRAME_RBP 120
 #define SIGFRAME_RSP 160

@@ -12,9 +12,14 @@
  * each deferred event: a burst at a process's start must not fill the ring), and at each drain
  * it reads the ring to its end before the counts, when every deferred event of the drained
  * generation is there (rec_flip's grace period) and the kernel stacks they name are still in BPF.
+ *
+ * --offcpu sends a task's stack when it blocks and its time when it runs again (struct
+ * stk_deferred_time): the walked stack waits here, one per thread, for its time.
  */
 #include <errno.h>
+#include <search.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 
 #include "rec.h"
@@ -28,28 +33,83 @@ struct rec_defer {
 	struct rec_reader *reader;
 	uint64_t *ips;
 	uint32_t depth;
+	bool offcpu;
+	void *blocked;		/* --offcpu: tid -> struct blocked, walked stacks awaiting their time */
 	int err;		/* first failure in the callback: the next consume returns it */
 };
+
+/* --offcpu: a blocked task's walked stack. */
+struct blocked {
+	uint32_t tid;
+	uint32_t n, stop;
+	struct stk_key key;
+	uint64_t ips[];
+};
+
+static int cmp_blocked(const void *a, const void *b)
+{
+	const struct blocked *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The task blocked: keep its stack until its time comes, replacing one whose time never did. */
+static int keep_blocked(struct rec_defer *df, const struct stk_deferred *d, uint32_t n,
+			uint32_t stop)
+{
+	struct blocked *b = malloc(sizeof(*b) + n * sizeof(b->ips[0])), **found;
+
+	if (!b)
+		return -ENOMEM;
+	b->tid = d->key.pid;
+	b->n = n;
+	b->stop = stop;
+	b->key = d->key;
+	memcpy(b->ips, df->ips, n * sizeof(b->ips[0]));
+	found = tsearch(b, &df->blocked, cmp_blocked);
+	if (!found) {
+		free(b);
+		return -ENOMEM;
+	}
+	if (*found != b) {
+		free(*found);
+		*found = b;
+	}
+	return 0;
+}
+
+/* The task ran again after t->us of blocking: count them with its stack. */
+static int count_blocked(struct rec_defer *df, const struct stk_deferred_time *t)
+{
+	struct blocked key = { .tid = t->tid }, **found = tfind(&key, &df->blocked, cmp_blocked), *b;
+	int err;
+
+	if (!found)
+		return 0;	/* its stack found the ring full: BPF counted the time itself */
+	b = *found;
+	tdelete(b, &df->blocked, cmp_blocked);
+	/* --offcpu keeps its stacks in stacks0 whatever the generation */
+	err = rec_counts__add_walked(df->counts, &b->key, 0, t->us, b->ips, b->n, b->stop);
+	free(b);
+	return err;
+}
 
 /* Walk d's stack; read its process first when the walk needs mappings stkrec lacks. */
 static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
 {
+	struct rec_miss miss = { .ts_ns = d->ts_ns };
 	uint32_t pid = d->key.tgid, n;
-	uint64_t missing;
 
-	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &missing);
+	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
 	if (*stop != STK_STOP_PROC_UNKNOWN && *stop != STK_STOP_NO_MAPPING)
 		return n;
 	/* read after the event: what it ran in was mapped then, and is in what was read */
-	if (rec_unwind__written_since(df->unwind, pid, d->ts_ns))
+	if (rec_unwind__read_since(df->unwind, pid, d->ts_ns))
 		return n;
 	rec_reader__lock(df->reader);
-	if (missing)
-		rec_procs__recheck(df->procs, pid, missing);
-	else
-		rec_procs__note(df->procs, pid, REC_READ_AGAIN);
+	rec_procs__recheck(df->procs, pid, &miss);	/* addr 0 (proc unknown): a plain read */
 	rec_reader__unlock(df->reader);	/* gone already: the walk stays cut */
-	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &missing);
+	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
 }
 
 static int on_deferred(void *ctx, void *data, size_t len)
@@ -58,11 +118,21 @@ static int on_deferred(void *ctx, void *data, size_t len)
 	const struct stk_deferred *d = data;
 	uint32_t stop, n;
 
-	if (len < sizeof(*d) || df->err)
+	if (df->err)
+		return 0;
+	if (len == sizeof(struct stk_deferred_time)) {
+		df->err = count_blocked(df, data);
+		return 0;
+	}
+	if (len < sizeof(*d))
 		return 0;
 	n = walk(df, d, &stop);
-	df->err = df->snoop ? rec_snoop__add_walked(df->snoop, d, df->ips, n, stop) :
-			      rec_counts__add_walked(df->counts, d, df->ips, n, stop);
+	if (df->snoop)
+		df->err = rec_snoop__add_walked(df->snoop, d, df->ips, n, stop);
+	else if (df->offcpu)
+		df->err = keep_blocked(df, d, n, stop);
+	else
+		df->err = rec_counts__add_walked(df->counts, &d->key, d->gen, 1, df->ips, n, stop);
 	return 0;
 }
 
@@ -83,6 +153,7 @@ struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *
 	df->snoop = snoop;
 	df->reader = reader;
 	df->depth = maps->depth;
+	df->offcpu = maps->offcpu;
 	df->ips = calloc(maps->depth, sizeof(*df->ips));
 	df->rb = ring_buffer__new(maps->deferred_fd, on_deferred, df, NULL);
 	if (!df->ips || !df->rb) {
@@ -97,6 +168,7 @@ void rec_defer__free(struct rec_defer *df)
 	if (!df)
 		return;
 	ring_buffer__free(df->rb);
+	tdestroy(df->blocked, free);
 	free(df->ips);
 	free(df);
 }

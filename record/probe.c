@@ -129,6 +129,8 @@ static int size_maps(struct rec_probe *p, const struct rec_opts *o)
 		err = bpf_map__set_max_entries(s->maps.unwind_rows, p->maps.unwind_rows_cap);
 	if (!err && !cfi)
 		err = bpf_map__set_max_entries(s->maps.unwind_procs, 1);
+	if (!err && !cfi)
+		err = bpf_map__set_max_entries(s->maps.exec_ns, 1);
 	return err;
 }
 
@@ -144,8 +146,8 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_snoop = o->snoop;
 	ro->cfg_depth = p->maps.depth;
 	ro->cfg_unwind = o->unwind;
-	/* --offcpu counts at switch-in, long after the stack a deferred walk would take */
-	ro->cfg_defer = o->unwind != STK_UNWIND_FP && !o->offcpu;
+	/* --offcpu too: the stack at switch-out, then the time at switch-in (stk_deferred_time) */
+	ro->cfg_defer = o->unwind != STK_UNWIND_FP;
 	/* Keyed stack hashes: a traced program cannot aim two stacks at one hash. */
 	if (getrandom((void *)&ro->cfg_hash_seed, sizeof(ro->cfg_hash_seed), 0) !=
 	    sizeof(ro->cfg_hash_seed))
@@ -514,6 +516,7 @@ static int fill_maps(struct rec_probe *p)
 	p->maps.snoop_drops_fd = bpf_map__fd(s->maps.snoop_drops);
 	p->maps.events_fd = bpf_map__fd(s->maps.events);
 	p->maps.unwind_procs_fd = bpf_map__fd(s->maps.unwind_procs);
+	p->maps.exec_ns_fd = bpf_map__fd(s->maps.exec_ns);
 	p->maps.deferred_fd = s->rodata->cfg_defer ? bpf_map__fd(s->maps.deferred) : -1;
 	p->maps.unwind = s->rodata->cfg_unwind;
 	p->maps.gen_seq = &s->bss->gen_seq;

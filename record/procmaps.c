@@ -254,6 +254,7 @@ struct proc_read {
 	struct range *ranges;
 	uint32_t nranges;
 	bool other_ns;
+	uint64_t read_ns;	/* when /proc/PID/maps was opened */
 };
 
 static void clear_read(struct proc_read *r)
@@ -320,6 +321,7 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 		return -ESRCH;	/* a zombie: its mappings are gone already */
 	read_mnt_ns(pid, ns, sizeof(ns));
 	r->other_ns = *ns && *ps->mnt_ns && strcmp(ns, ps->mnt_ns);
+	r->read_ns = rec_now_ns();
 	err = read_maps(ps, pid, r);
 	/*
 	 * No executable mapping at all: the process is past exit_mm() but not yet a zombie (or is
@@ -374,8 +376,12 @@ static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
 }
 
 /* The walker's view of the process: its mappings with their objects' unwind tables. */
-static int publish_unwind(struct rec_procs *ps, const struct proc_read *r, uint64_t missing)
+static int publish_unwind(struct rec_procs *ps, const struct proc_read *r,
+			  const struct rec_miss *miss)
 {
+	/* ranges and p.maps were pushed together: one entry per executable mapping */
+	struct rec_uread rd = { .maps = r->p.maps, .n = r->nranges, .read_ns = r->read_ns,
+				.miss = *miss };
 	struct rec_utable **tables;
 	int err;
 
@@ -386,8 +392,8 @@ static int publish_unwind(struct rec_procs *ps, const struct proc_read *r, uint6
 		return -ENOMEM;
 	for (uint32_t i = 0; i < r->nranges; i++)
 		tables[i] = rec_object__utable(r->ranges[i].obj);
-	/* ranges and p.maps were pushed together: one entry per executable mapping */
-	err = rec_unwind__proc(ps->unwind, r->p.pid, r->p.maps, tables, r->nranges, missing);
+	rd.tables = tables;
+	err = rec_unwind__proc(ps->unwind, r->p.pid, &rd);
 	free(tables);
 	return err;
 }
@@ -403,8 +409,9 @@ static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct pro
 	return mark_pending(ps, e);
 }
 
-/* Read pid as why says; missing: an address the walker did not find (rec_procs__recheck). */
-static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why, uint64_t missing)
+/* Read pid as why says; miss: what the walker did not find (rec_procs__recheck). */
+static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
+		const struct rec_miss *miss)
 {
 	struct proc_entry *e = find_entry(ps, pid);
 	struct proc_read r = { 0 };
@@ -425,7 +432,7 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why, uint6
 		return err;
 	}
 	e = e ? e : get_entry(ps, pid);
-	err = e ? publish_unwind(ps, &r, missing) : -ENOMEM;
+	err = e ? publish_unwind(ps, &r, miss) : -ENOMEM;
 	if (err) {
 		clear_read(&r);
 		return err;
@@ -435,12 +442,14 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why, uint6
 
 int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
 {
-	return note(ps, pid, why, 0);
+	static const struct rec_miss none;
+
+	return note(ps, pid, why, &none);
 }
 
-int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, uint64_t addr)
+int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss *miss)
 {
-	return note(ps, pid, REC_READ_AGAIN, addr);
+	return note(ps, pid, REC_READ_AGAIN, miss);
 }
 
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)

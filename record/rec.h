@@ -221,17 +221,30 @@ void rec_unwind__attach(struct rec_unwind *u, const struct rec_maps *maps);
 /* The table of object e with this build-id, built on first use. NULL: none can be built. */
 struct rec_utable *rec_unwind__table(struct rec_unwind *u, Elf *e, const uint8_t *build_id,
 				     uint32_t len);
+/* An address the walker met in none of a process's known mappings (0: none). */
+struct rec_miss {
+	uint64_t addr;
+	uint64_t ts_ns;		/* when (CLOCK_MONOTONIC, as bpf_ktime_get_ns()) */
+};
+
+/* A read of a process's executable mappings, for rec_unwind__proc(). */
+struct rec_uread {
+	const struct cap_mapping *maps;	/* sorted by start */
+	struct rec_utable *const *tables;	/* tables[i]: the table of maps[i], or NULL */
+	uint32_t n;
+	uint64_t read_ns;	/* when /proc/PID/maps was opened: a mapping made before is in maps */
+	struct rec_miss miss;	/* what the read was asked for */
+};
+
 /*
- * Write pid's executable mappings (sorted by start; tables[i] the table of maps[i], or NULL) to
- * the walker's map, uploading tables the first time one is used. missing: an address the
- * walker did not find (0: none); in none of these mappings either, it settles the process
- * (struct stk_uproc). 0 or -errno.
+ * Write pid's mappings to the walker's map, uploading tables the first time one is used. A
+ * missed address in none of these mappings either settles the process (struct stk_uproc),
+ * unless the process exec'd since the walker met it. 0 or -errno.
  */
-int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mapping *maps,
-		     struct rec_utable *const *tables, uint32_t n, uint64_t missing);
+int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd);
 const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u);
-/* Were pid's mappings written to BPF at or after ns (CLOCK_MONOTONIC)? */
-bool rec_unwind__written_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns);
+/* Were pid's mappings last written to BPF read at or after ns (CLOCK_MONOTONIC)? */
+bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns);
 /*
  * Walk a deferred event's user stack (struct stk_deferred) by the BPF walker's rules, with the
  * mappings last written for its process, into ips (at most max frames). Returns the number of
@@ -264,6 +277,7 @@ struct rec_maps {
 	int deferred_fd;	/* ring buffer of struct stk_deferred (-1: no deferral) */
 	uint32_t unwind;	/* enum stk_unwind */
 	int unwind_procs_fd;	/* tgid -> struct stk_uproc */
+	int exec_ns_fd;		/* tgid -> time of its last exec */
 	struct stk_urow *unwind_rows;	/* mmapped rows of every table (NULL with --unwind fp) */
 	uint32_t unwind_rows_cap;
 };
@@ -305,11 +319,11 @@ enum rec_read_why {
 /* Read /proc/PID now, as why says. Returns 0 or -errno. */
 int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why);
 /*
- * The unwinder met addr in none of pid's mappings: read the process again. If addr is in none
- * of the mappings read now either, the process is settled (struct stk_uproc) and BPF stops
- * asking. Returns 0 or -errno.
+ * The unwinder missed an address in pid's mappings: read the process again. If the address is
+ * in none of the mappings read now either, the process is settled (struct stk_uproc) and BPF
+ * stops asking. Returns 0 or -errno.
  */
-int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, uint64_t addr);
+int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss *miss);
 /*
  * Make sure pid was read: read it now if not (an exited process gets CAP_PROC_F_NO_MAPS and
  * comm). Returns whether its maps are known.
@@ -484,12 +498,12 @@ void rec_counts__free(struct rec_counts *c);
 /* After rec_flip() returned g: move g's counts and stacks out of BPF (both maps end empty). */
 int rec_counts__drain(struct rec_counts *c, unsigned int g);
 /*
- * Count a deferred event (bpf stkrec.bpf.c defer_event()) whose user stack stkrec walked:
- * ips[0..n), ended for reason stop (enum stk_stop). Its kernel stack is still in BPF (in
- * generation d->gen's map) or cached. 0 or -errno.
+ * Count key count times (--offcpu: microseconds), for a deferred event (bpf stkrec.bpf.c
+ * defer_event()) whose user stack stkrec walked: ips[0..n), ended for reason stop (enum
+ * stk_stop). Its kernel stack is still in generation g's stacks map, or cached. 0 or -errno.
  */
-int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, const uint64_t *ips,
-			   uint32_t n, uint32_t stop);
+int rec_counts__add_walked(struct rec_counts *c, const struct stk_key *key, unsigned int g,
+			   uint64_t count, const uint64_t *ips, uint32_t n, uint32_t stop);
 /* The interval so far into iv (rows merged by key, owned by iv); its losses into st. */
 void rec_counts__take(struct rec_counts *c, struct cap_interval *iv, struct rec_drain_stats *st);
 

@@ -62,7 +62,8 @@ static int on_notify(void *ctx, void *data, size_t len)
 	 * may be gone already; the interval end records it without maps.
 	 */
 	if (n->kind == STK_NOTIFY_MAPS)
-		rec_procs__recheck(r->procs, n->tgid, n->addr);
+		rec_procs__recheck(r->procs, n->tgid,
+				   &(struct rec_miss){ .addr = n->addr, .ts_ns = n->ts_ns });
 	else
 		rec_procs__note(r->procs, n->tgid, REC_READ_AGAIN);
 	return 0;

@@ -623,17 +623,16 @@ int rec_counts__drain(struct rec_counts *c, unsigned int g)
 	return err;
 }
 
-int rec_counts__add_walked(struct rec_counts *c, const struct stk_deferred *d, const uint64_t *ips,
-			   uint32_t n, uint32_t stop)
+int rec_counts__add_walked(struct rec_counts *c, const struct stk_key *k, unsigned int g,
+			   uint64_t count, const uint64_t *ips, uint32_t n, uint32_t stop)
 {
-	const struct stk_key *k = &d->key;
 	struct cap_row *row = new_row(c);
 	int err;
 
 	if (!row)
 		return -ENOMEM;
-	rec_row_from_key(row, k, 1);
-	err = rec_stacks__fill(c->stacks, d->gen & 1, false, k->kstack, k->kerr, k->kret, row);
+	rec_row_from_key(row, k, count);
+	err = rec_stacks__fill(c->stacks, g & 1, false, k->kstack, k->kerr, k->kret, row);
 	return err ? err : rec_stacks__fill_walked(c->stacks, ips, n, stop, row);
 }
 

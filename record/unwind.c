@@ -40,7 +40,11 @@ struct rec_utable {
 /* What stkrec last wrote for a process: the user-space walk of deferred events reads it. */
 struct proc_copy {
 	uint32_t pid;
-	uint64_t written_ns;		/* when it was written to BPF */
+	/*
+	 * When its mappings were read, not when they were written: building tables takes
+	 * milliseconds, in which a starting process maps its libraries (ld.so) and runs.
+	 */
+	uint64_t read_ns;
 	struct stk_uproc *value;	/* n mappings only: a short allocation */
 };
 
@@ -100,8 +104,9 @@ static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pi
 	return found ? *found : NULL;
 }
 
-/* Keep v (n mappings of it) as pid's copy, replacing an older one. */
-static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v)
+/* Keep v (n mappings of it, read at read_ns) as pid's copy, replacing an older one. */
+static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v,
+		     uint64_t read_ns)
 {
 	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
 	struct proc_copy key = { .pid = pid }, *c, **found;
@@ -114,7 +119,7 @@ static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc 
 	if (found) {
 		free((*found)->value);
 		(*found)->value = copy;
-		(*found)->written_ns = rec_now_ns();
+		(*found)->read_ns = read_ns;
 		return 0;
 	}
 	c = malloc(sizeof(*c));
@@ -125,15 +130,15 @@ static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc 
 	}
 	c->pid = pid;
 	c->value = copy;
-	c->written_ns = rec_now_ns();
+	c->read_ns = read_ns;
 	return 0;
 }
 
-bool rec_unwind__written_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
+bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
 {
 	const struct proc_copy *c = u ? find_proc(u, pid) : NULL;
 
-	return c && c->written_ns >= ns;
+	return c && c->read_ns >= ns;
 }
 
 static void free_table(void *p)
@@ -300,8 +305,15 @@ static int publish(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v
 	return 0;
 }
 
-int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mapping *maps,
-		     struct rec_utable *const *tables, uint32_t n, uint64_t missing)
+/* Did pid exec after ns? (bpf/unwind.bpf.h exec_ns) */
+static bool exec_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
+{
+	uint64_t exec_ns;
+
+	return !bpf_map_lookup_elem(u->maps->exec_ns_fd, &pid, &exec_ns) && exec_ns > ns;
+}
+
+int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
 {
 	struct stk_uproc *v;
 	int err;
@@ -312,13 +324,22 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct cap_mappin
 	if (!v)
 		return -ENOMEM;
 	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
-	for (uint32_t i = 0; i < n && v->n < STK_MAX_UMAPS; i++)
-		fill_umap(u, &maps[i], tables[i], &v->maps[v->n++]);
+	for (uint32_t i = 0; i < rd->n && v->n < STK_MAX_UMAPS; i++)
+		fill_umap(u, &rd->maps[i], rd->tables[i], &v->maps[v->n++]);
 	/* the address the walker asked about is in no mapping: not one we missed (abi.h) */
-	v->settled = missing && !find_umap(v, missing);
+	v->settled = rd->miss.addr && !find_umap(v, rd->miss.addr);
 	err = publish(u, pid, v);
+	/*
+	 * Unless the process exec'd since: then the read may be of the new image, where the old
+	 * one's address means nothing. A stamp not seen yet is followed by on_exec()'s delete of
+	 * what was just written.
+	 */
+	if (!err && v->settled && exec_since(u, pid, rd->miss.ts_ns)) {
+		v->settled = 0;
+		err = publish(u, pid, v);
+	}
 	if (!err)
-		err = keep_proc(u, pid, v);
+		err = keep_proc(u, pid, v, rd->read_ns);
 	free(v);
 	return err;
 }

@@ -93,7 +93,8 @@ enum stk_notify_kind {
 struct stk_notify {
 	__u32 tgid;
 	__u32 kind;		/* enum stk_notify_kind */
-	__u64 addr;		/* STK_NOTIFY_MAPS: the address in none of the known mappings */
+	__u64 addr;		/* STK_NOTIFY_MAPS: the address in none of the known mappings, */
+	__u64 ts_ns;		/* met then (bpf_ktime_get_ns()) */
 };
 
 /*
@@ -209,6 +210,17 @@ struct stk_deferred {
 	__u32 entry;		/* the leaf is a function's first instruction (uprobe) */
 	__u32 cpu;		/* --snoop: the event's CPU (its time is ts_ns) */
 	__u8 stack[STK_DEFER_STACK];
+};
+
+/*
+ * --offcpu: a task whose user stack was deferred (struct stk_deferred, at its switch-out) ran
+ * again after blocking for us microseconds: stkrec adds them to that stack. The deferred ring
+ * carries both records: they differ in size.
+ */
+struct stk_deferred_time {
+	__u32 tid;
+	__u32 pad;
+	__u64 us;
 };
 
 /* --unwind: how user stacks are walked. */

@@ -75,11 +75,24 @@ within offcpu.bounds.kept 200000 "$(sum_folded "$tmp/both.rep" "$chain")" "$tmp/
 check_true offcpu.bounds.min "no row under 40000 us with --min-block 40000" \
 	awk '$NF ~ /^[0-9]+$/ && $NF < 40000 { exit 1 }' "$tmp/both.rep" || show "$tmp/both.rep"
 
+# A command's only block comes before stkrec has read the libraries ld.so maps after the exec:
+# its user stack goes to stkrec at switch-out, its time at switch-in (a deferred walk), and the
+# two meet in the whole chain. Three commands of one 50 ms sleep each: each has at least
+# 45,000 us, all of them in the whole chain.
+for i in 1 2 3; do
+	rec first$i --offcpu -q --min-block 40000 -o "$tmp/first$i.stk" -- "$WL/wl_sleep" 1
+	folded first$i "$tmp/first$i.stk"
+	all=$(sum_folded "$tmp/first$i.rep" '^wl_sleep;')
+	check_true offcpu.first$i.time "at least 45000 us asleep, got $all" test "$all" -ge 45000 ||
+		show "$tmp/first$i.rep"
+	check_eq offcpu.first$i.whole "$all" \
+		"$(sum_folded "$tmp/first$i.rep" "^wl_sleep;_start;.*;main;sleeper_outer;")" \
+		"$tmp/first$i.rep"
+done
+
 # System-wide, with a sleeper running across interval boundaries (-i 1, 2 s of 50 ms sleeps):
-# the sleeper's time is all there (blocks that span a drain are counted, not lost), and the idle
-# task (pid 0, swapper/N) never appears. The sum is over every row of the sleeper, not its chain:
-# system-wide on a busy machine the never-cleared stack map may have another stack in the
-# sleeper's bucket (a counted collision, the row keeps its time without the stack).
+# the sleeper's time is all there in its chain (blocks that span a drain are counted, not lost),
+# and the idle task (pid 0, swapper/N) never appears.
 wl_bg sys "$WL/wl_sleep" -v -w 40
 rec_bg sys --offcpu -q -i 1 -o "$tmp/sys.stk"
 if rec_ready sys; then
@@ -92,7 +105,7 @@ check_eq offcpu.system.exit 0 $? "$tmp/sys.err"
 check_true offcpu.system.intervals "at least 2 intervals, got $(rec_intervals sys)" \
 	test "$(rec_intervals sys)" -ge 2
 folded sys "$tmp/sys.stk"
-within offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" '^wl_sleep[; ]')" "$tmp/sys.rep"
+within offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" "$chain")" "$tmp/sys.rep"
 check_eq offcpu.system.no_idle 0 "$(grep -c '^swapper/' "$tmp/sys.rep")" "$tmp/sys.rep"
 
 # --offcpu takes no SPEC, and no -e.
