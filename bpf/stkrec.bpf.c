@@ -188,6 +188,7 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
+	struct stk_deferred defer;	/* a deferred event, built here and sent by its length */
 };
 
 struct {
@@ -383,17 +384,32 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * Send the event to user space to walk later (struct stk_deferred): registers and the top of
- * the stack. False when the ring buffer is full: the event is then counted with the stack cut.
+ * How many bytes above sp a deferred event copies, in 1 KiB pieces: 8 KiB, but on the main
+ * thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
+ * below it). A short-lived process's first events, deferred in a burst before stkrec has read
+ * it, are mostly shallow: small records let the ring hold several times as many of them.
  */
-static __always_inline bool defer_event(const struct stk_key *key, const struct uregs *r, __u32 g,
-					bool entry)
+static __always_inline __u32 defer_stack_bytes(__u64 sp)
 {
-	struct stk_deferred *d = bpf_ringbuf_reserve(&deferred, sizeof(*d), 0);
-	__u32 len = 0;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 
-	if (!d)
-		return false;
+	if (top > sp && top - sp < STK_DEFER_STACK)
+		return top - sp + 8;	/* and the word at the start: the walk may read it */
+	return STK_DEFER_STACK;
+}
+
+/*
+ * Send the event to user space to walk later (struct stk_deferred, as long as the stack copied):
+ * registers and the top of the stack. False when the ring buffer is full: the event is then
+ * counted with the stack cut.
+ */
+static __always_inline bool defer_event(struct scratch *sc, const struct stk_key *key,
+					const struct uregs *r, __u32 g, bool entry)
+{
+	struct stk_deferred *d = &sc->defer;
+	__u32 want = defer_stack_bytes(r->sp), len = 0;
+
 	d->key = *key;
 	d->ts_ns = bpf_ktime_get_ns();
 	d->pc = r->pc;
@@ -403,14 +419,16 @@ static __always_inline bool defer_event(const struct stk_key *key, const struct 
 	d->entry = entry;
 	d->cpu = bpf_get_smp_processor_id();
 	/* In 1 KiB pieces: one read fails whole when its end runs past the top of the stack. */
-	for (int i = 0; i < STK_DEFER_STACK / 1024; i++) {
+	for (int i = 0; i < STK_DEFER_STACK / 1024 && len < want; i++) {
 		if (bpf_probe_read_user(d->stack + i * 1024, 1024, (void *)(r->sp + i * 1024)))
 			break;
 		len += 1024;
 	}
 	d->len = len;
-	bpf_ringbuf_submit(d, 0);
-	return true;
+	len &= 2 * STK_DEFER_STACK - 1;	/* for the verifier: len <= STK_DEFER_STACK already */
+	if (len > STK_DEFER_STACK)
+		return false;
+	return !bpf_ringbuf_output(&deferred, d, offsetof(struct stk_deferred, stack) + len, 0);
 }
 
 /* The kernel stack into s: its hash, or 0 with *err set. kskip: frames of BPF machinery. */
@@ -488,11 +506,11 @@ static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struc
  * map pointers into one register and the verifier rejects or de-optimises the call.
  */
 static __always_inline bool count_in(void *counts, void *stacks, __u32 g, struct stk_key *key,
-				     const struct scratch *sc, const struct uregs *r, bool entry)
+				     struct scratch *sc, const struct uregs *r, bool entry)
 {
 	store_stack(stacks, &nstacks[g], &key->kstack, &key->kerr, &sc->k, STK_STAT_KSTACK_FULL);
 	/* stkrec counts a deferred event itself (or records it, --snoop), once it has walked it */
-	if (walk_waits(sc) && defer_event(key, r, g, entry))
+	if (walk_waits(sc) && defer_event(sc, key, r, g, entry))
 		return false;
 	store_stack(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u, STK_STAT_USTACK_FULL);
 	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
@@ -812,7 +830,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	store_stack(&stacks0, &nstacks[0], &st.key.kstack, &st.key.kerr, &sc->k,
 		    STK_STAT_KSTACK_FULL);
 	/* The user stack is walked now (it is the task's, current); the time comes at switch-in. */
-	st.deferred = live && walk_waits(sc) && defer_event(&st.key, &r, 0, false);
+	st.deferred = live && walk_waits(sc) && defer_event(sc, &st.key, &r, 0, false);
 	store_stack(&stacks0, &nstacks[0], &st.key.ustack, &st.key.uerr, &sc->u,
 		    STK_STAT_USTACK_FULL);
 	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);

@@ -17,6 +17,7 @@
  * stk_deferred_time): the walked stack waits here, one per thread, for its time.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,8 @@ static int on_deferred(void *ctx, void *data, size_t len)
 		df->err = count_blocked(df, data);
 		return 0;
 	}
-	if (len < sizeof(*d))
+	/* BPF sends the stack as far as it copied it (d->len) */
+	if (len < offsetof(struct stk_deferred, stack) || d->len > len - offsetof(struct stk_deferred, stack))
 		return 0;
 	n = walk(df, d, &stop);
 	if (df->snoop)

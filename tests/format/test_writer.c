@@ -213,17 +213,26 @@ out:
 	umount(mnt);
 }
 
-/* A child writes chunks as fast as it can; SIGKILL it; the file must read cleanly to a point. */
+/*
+ * A child writes chunks as fast as it can; SIGKILL it; the file must read cleanly to a point.
+ * The child says when its first chunk is written, so a slow start (a loaded CI host, a
+ * sanitizer build) cannot turn into a kill before the file exists.
+ */
 static void test_kill9(void)
 {
 	static uint8_t payload[3000];
-	char path[512];
-	int round, bad = 0, status, end, n, total = 0;
+	char path[512], started;
+	int round, bad = 0, status, end, n, total = 0, ready[2];
 
 	snprintf(path, sizeof(path), "%s/killed.stk", dir);
 	for (round = 0; round < 5; round++) {
-		pid_t pid = fork();
+		pid_t pid;
 
+		if (pipe(ready)) {
+			T_FAIL("SIGKILL mid-write: pipe", "%s", strerror(errno));
+			return;
+		}
+		pid = fork();
 		if (pid == 0) {
 			struct cap_writer *w = cap_writer__open(path);
 
@@ -233,8 +242,14 @@ static void test_kill9(void)
 				fill_random(payload, sizeof(payload), i);
 				cap_writer__put_raw(w, CAP_CHUNK_END, 0, payload,
 						    sizeof(payload) - i % 100);
+				if (i == 0 && write(ready[1], "", 1) != 1)
+					_exit(1);
 			}
 		}
+		close(ready[1]);
+		if (read(ready[0], &started, 1) != 1)
+			bad++;
+		close(ready[0]);
 		usleep(20000 + round * 7000);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
