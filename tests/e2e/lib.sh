@@ -215,14 +215,19 @@ check_error() {
 
 # check_share NAME FILE ALL_RE PART_RE MIN_ALL PCT WHAT: in folded FILE, at least MIN_ALL events
 # match ALL_RE (NAME.events), and at least PCT% of those match PART_RE too (NAME.share); WHAT
-# says what the part is, for the message.
-check_share() {
+# says what the part is, for the message. A failed share shows the heaviest stacks that miss
+# PART_RE and, given CAPTURE, its summary's loss lines (why stacks were cut).
+check_share() { # ... [CAPTURE]
 	local name=$1 file=$2 all part
 	all=$(sum_folded "$file" "$3")
 	part=$(sum_folded "$file" "$4")
 	check_true "$name.events" "at least $5 events, got $all" test "$all" -ge "$5" || show "$file"
 	check_true "$name.share" "at least $6% of $all events $7, got $part" \
-		test $((part * 100)) -ge $((all * $6)) || show "$file"
+		test $((part * 100)) -ge $((all * $6)) && return
+	awk -v a="$3" -v p="$4" '$0 ~ a && $0 !~ p { print $NF "\t" $0 }' "$file" | sort -rn |
+		cut -f2- >"$file.miss"
+	show "$file.miss"
+	[ -n "${8:-}" ] && "$STKREPORT" -f "$8" 2>&1 >/dev/null | grep '^# lost' | sed -e 's/^/    | /'
 }
 
 # The user chain of the event workloads, from main down (wl.h; the leaf depends on the program).

@@ -80,7 +80,7 @@ rec burn -q -F 99 -D 3 -p "$WL_PID" -o "$tmp/burn.stk"
 kill "$WL_PID" 2>/dev/null
 folded burn "$tmp/burn.stk"
 check_share nofp.sample "$tmp/burn.rep" '^wl_burner;' "$(whole wl_burner stk_top stk_mid stk_leaf)" \
-	100 95 "whole"
+	100 95 "whole" "$tmp/burn.stk"
 
 # Deeper than the limit (kernel.perf_event_max_stack): every stack truncated and counted.
 depth=$(cat /proc/sys/kernel/perf_event_max_stack)

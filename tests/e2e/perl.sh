@@ -60,7 +60,8 @@ check_eq perl.profile.exit 0 $? "$tmp/prof.err"
 wait "$perf_job"
 kill "$pl" 2>/dev/null
 folded prof "$tmp/prof.stk" -U
-check_share perl.profile "$tmp/prof.rep" '^perl;' '^perl;.*;main;' 500 95 "reach main"
+check_share perl.profile "$tmp/prof.rep" '^perl;' '^perl;.*;main;' 500 95 "reach main" \
+	"$tmp/prof.stk"
 
 perf_chains "$tmp/perl.data" | sort -u >"$tmp/perf.chains"
 check_true perl.perf.samples "perf found chains to main" test -s "$tmp/perf.chains" ||
@@ -74,5 +75,6 @@ check_eq perl.perf.top_chains "" "$missing" "$tmp/top.chains"
 rec malloc -q -o "$tmp/malloc.stk" c:malloc -- "$perl" "$tmp/hash.pl" 1
 check_eq perl.malloc.exit 0 $? "$tmp/malloc.err"
 folded malloc "$tmp/malloc.stk" -U
-check_share perl.malloc "$tmp/malloc.rep" '^perl;' '^perl;.*;main;' 10000 95 "reach main"
+check_share perl.malloc "$tmp/malloc.rep" '^perl;' '^perl;.*;main;' 10000 95 "reach main" \
+	"$tmp/malloc.stk"
 e2e_done
