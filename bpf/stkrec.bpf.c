@@ -179,8 +179,8 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event and the walk: 16 KiB, far over the 512-byte BPF
- * stack. Uprobe programs run preemptible and a perf-event sample can interrupt a program on its
+ * Scratch space for the two stacks of an event, the walk and a deferred event: 25 KiB (a per-CPU
+ * value may have 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a perf-event sample can interrupt a program on its
  * CPU, so one slot per CPU is not enough: `nesting` hands out slots by depth of nesting.
  */
 #define NEST_MAX 4
@@ -189,6 +189,8 @@ struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
 	struct stk_deferred defer;	/* a deferred event, built here and sent by its length */
+	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
+	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
 };
 
 struct {
@@ -474,6 +476,22 @@ static __always_inline void store_stack(void *stacks, __u64 *nstored, __u64 *h, 
 }
 
 /*
+ * store_stack() unless this slot stored the same stack in the same generation last time: a
+ * loop hitting one probe repeats its stacks, and the map lookup is a good part of an event's
+ * cost. The generation's map is cleared only after user space has flipped away from it, so a
+ * stack stored under seq is still there while the event counts under seq.
+ */
+static __always_inline void store_stack_again(void *stacks, __u64 *nstored, __u64 *h, __s32 *err,
+					      const struct stk_stack *s, __u32 full_stat,
+					      __u64 *last)
+{
+	if (*h && *h == *last)
+		return;
+	store_stack(stacks, nstored, h, err, s, full_stat);
+	*last = *h;
+}
+
+/*
  * Add v to key's count. counts must be a map pointer the verifier knows (see count_in): always
  * inline, called with a constant map.
  */
@@ -499,20 +517,28 @@ static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struc
 }
 
 /*
- * Store both stacks and count the key in generation g's maps; false when the event was
- * deferred to user space instead (section 7 of docs/bpf.md). Always inline and called with
+ * Store both stacks and count the key in the maps of generation seq (g = seq & 1); false when
+ * the event was deferred to user space instead (section 7 of docs/bpf.md). Always inline and called with
  * constant map pointers from each branch of `if (g)`: the map helpers need a map pointer the
  * verifier knows statically. A pointer chosen at run time (g ? &stacks1 : &stacks0) merges two
  * map pointers into one register and the verifier rejects or de-optimises the call.
  */
-static __always_inline bool count_in(void *counts, void *stacks, __u32 g, struct stk_key *key,
+static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, struct stk_key *key,
 				     struct scratch *sc, const struct uregs *r, bool entry)
 {
-	store_stack(stacks, &nstacks[g], &key->kstack, &key->kerr, &sc->k, STK_STAT_KSTACK_FULL);
+	__u32 g = seq & 1;
+
+	if (sc->stored_seq != seq) {
+		sc->stored_seq = seq;
+		sc->stored[0] = sc->stored[1] = 0;
+	}
+	store_stack_again(stacks, &nstacks[g], &key->kstack, &key->kerr, &sc->k,
+			  STK_STAT_KSTACK_FULL, &sc->stored[0]);
 	/* stkrec counts a deferred event itself (or records it, --snoop), once it has walked it */
 	if (walk_waits(sc) && defer_event(sc, key, r, g, entry))
 		return false;
-	store_stack(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u, STK_STAT_USTACK_FULL);
+	store_stack_again(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u,
+			  STK_STAT_USTACK_FULL, &sc->stored[1]);
 	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
 		counts_add(counts, &nkeys[g], key, 1);
 	return true;
@@ -608,9 +634,9 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	}
 
 	if (g)
-		counted = count_in(&counts1, &stacks1, 1, &key, sc, &r, entry);
+		counted = count_in(&counts1, &stacks1, seq, &key, sc, &r, entry);
 	else
-		counted = count_in(&counts0, &stacks0, 0, &key, sc, &r, entry);
+		counted = count_in(&counts0, &stacks0, seq, &key, sc, &r, entry);
 	if (cfg_snoop && counted)
 		snoop_event(&key, g);
 	leave(nest, seq);
