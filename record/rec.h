@@ -444,6 +444,8 @@ struct rec_drain_stats {
  * drained (programs that still count into it report themselves); returns it.
  */
 unsigned int rec_flip(const struct rec_maps *maps);
+/* How full the counting generation's fuller map (stacks or counts) is, in thousandths. */
+unsigned int rec_maps__fill(const struct rec_maps *maps);
 /* Is the counting generation's stacks or counts map half full (time for an early drain)? */
 bool rec_maps__filling(const struct rec_maps *maps);
 /* Read and sum the per-CPU stats, returning deltas since the previous call in prev. */

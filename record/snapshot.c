@@ -54,12 +54,19 @@ unsigned int rec_flip(const struct rec_maps *maps)
 	return seq & 1;
 }
 
-bool rec_maps__filling(const struct rec_maps *maps)
+unsigned int rec_maps__fill(const struct rec_maps *maps)
 {
 	unsigned int g = *maps->gen_seq & 1;
+	uint64_t s = maps->nstacks[g] * 1000 / (maps->stack_entries ? maps->stack_entries : 1);
+	uint64_t c = maps->nkeys[g] * 1000 / (maps->count_entries ? maps->count_entries : 1);
 
+	return s > c ? s : c;
+}
+
+bool rec_maps__filling(const struct rec_maps *maps)
+{
 	/* Half full: drain now, while a burst still has room until the next check. */
-	return maps->nstacks[g] * 2 > maps->stack_entries || maps->nkeys[g] * 2 > maps->count_entries;
+	return rec_maps__fill(maps) > 500;
 }
 
 int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta, int nstats)
