@@ -180,8 +180,9 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 
 /*
  * Scratch space for the two stacks of an event, the walk and a deferred event: 25 KiB (a per-CPU
- * value may have 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a perf-event sample can interrupt a program on its
- * CPU, so one slot per CPU is not enough: `nesting` hands out slots by depth of nesting.
+ * value may have 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a
+ * perf-event sample can interrupt a program on its CPU, so one slot per CPU is not enough:
+ * `nesting` hands out slots by depth of nesting.
  */
 #define NEST_MAX 4
 
@@ -518,10 +519,10 @@ static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struc
 
 /*
  * Store both stacks and count the key in the maps of generation seq (g = seq & 1); false when
- * the event was deferred to user space instead (section 7 of docs/bpf.md). Always inline and called with
- * constant map pointers from each branch of `if (g)`: the map helpers need a map pointer the
- * verifier knows statically. A pointer chosen at run time (g ? &stacks1 : &stacks0) merges two
- * map pointers into one register and the verifier rejects or de-optimises the call.
+ * the event was deferred to user space instead (section 7 of docs/bpf.md). Always inline and
+ * called with constant map pointers from each branch of `if (g)`: the map helpers need a map
+ * pointer the verifier knows statically. A pointer chosen at run time (g ? &stacks1 : &stacks0)
+ * merges two map pointers into one register and the verifier rejects or de-optimises the call.
  */
 static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, struct stk_key *key,
 				     struct scratch *sc, const struct uregs *r, bool entry)

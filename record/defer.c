@@ -113,6 +113,8 @@ static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_
 	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
 }
 
+#define STACK_AT offsetof(struct stk_deferred, stack)
+
 static int on_deferred(void *ctx, void *data, size_t len)
 {
 	struct rec_defer *df = ctx;
@@ -126,7 +128,7 @@ static int on_deferred(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	/* BPF sends the stack as far as it copied it (d->len) */
-	if (len < offsetof(struct stk_deferred, stack) || d->len > len - offsetof(struct stk_deferred, stack))
+	if (len < STACK_AT || d->len > len - STACK_AT)
 		return 0;
 	n = walk(df, d, &stop);
 	if (df->snoop)
