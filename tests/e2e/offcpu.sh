@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # --offcpu (bcc offcputime): blocked time per stack in microseconds, from sched_switch. wl_sleep
 # sleeps N x 50 ms in main -> sleeper_outer -> sleeper_inner -> nanosleep(2): the chain is exact
-# and its off-CPU time is within 10% of N x 50000 us. --min-block/--max-block bound it, the
-# idle task never appears, and the report's summary speaks of time.
+# and its off-CPU time is the time it measured itself asleep (asleep()). --min-block/--max-block
+# bound it, the idle task never appears, and the report's summary speaks of time.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -11,15 +11,20 @@ e2e_require
 # The sleeper's chain from main down to the kernel's nanosleep path (user then kernel frames).
 chain='^wl_sleep;[^ ]*;main;sleeper_outer;sleeper_inner;[^ ]*do_nanosleep;'
 
-# within NAME EXPECTED_US ACTUAL_US FILE: |actual - expected| <= 10% of expected.
-within() {
-	local lo=$(($2 * 9 / 10)) hi=$(($2 * 11 / 10))
-	check_true "$1" "off-CPU time within 10% of $2 us ($lo..$hi), got $3 us" \
-		test "$3" -ge "$lo" -a "$3" -le "$hi" || show "$4"
+# asleep NAME NOMINAL_US ACTUAL_US OUT FILE: the sleeper's off-CPU time is at least 90% of what
+# it asked to sleep, and between 90% and 101% of the time it measured itself (wl_sleep -t, its
+# `elapsed_ns` line in OUT). Not the nominal time +10%: a busy host wakes a sleeper late, and
+# the wait for a CPU is off-CPU time too (a CI run saw 2.45 s for 40 x 50 ms).
+asleep() {
+	local wall
+	wall=$(awk '/^elapsed_ns / { print int($2 / 1000) }' "$4")
+	check_true "$1" "off-CPU time >= 90% of $2 us and 90-101% of the ${wall:-?} us the sleeper measured, got $3 us" \
+		awk -v n="$2" -v us="$3" -v w="${wall:-0}" \
+		'BEGIN { exit !(us >= n * 0.9 && us >= w * 0.9 && us <= w * 1.01) }' || show "$5"
 }
 
 # -- COMMAND: 20 sleeps of 50 ms are 1,000,000 us asleep.
-rec cmd --offcpu -o "$tmp/cmd.stk" -- "$WL/wl_sleep" 20
+rec cmd --offcpu -o "$tmp/cmd.stk" -- "$WL/wl_sleep" -t 20
 check_eq offcpu.cmd.exit 0 $? "$tmp/cmd.err"
 check_true offcpu.cmd.banner "'Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.'" \
 	grep -qxF 'Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.' \
@@ -27,7 +32,7 @@ check_true offcpu.cmd.banner "'Tracing off-CPU time (us) of all threads by user 
 folded cmd "$tmp/cmd.stk"
 check_eq offcpu.cmd.report_exit 0 $? "$tmp/cmd.rerr"
 us=$(sum_folded "$tmp/cmd.rep" "$chain")
-within offcpu.cmd.time 1000000 "$us" "$tmp/cmd.rep"
+asleep offcpu.cmd.time 1000000 "$us" "$tmp/cmd.out" "$tmp/cmd.rep"
 echo "# offcpu.cmd: 20 x 50 ms asleep measured as $us us" >&2
 # Every sleep is one block, each at least 50 ms: no row of the chain holds less than that.
 check_true offcpu.cmd.chain_rows "every row of the sleeper's chain to hold >= 50000 us" \
@@ -43,7 +48,7 @@ check_true offcpu.summary.no_events "no '# events:' line for a capture weighted 
 	test -z "$(grep '^# events:' "$tmp/sum.rerr")" || show "$tmp/sum.rerr"
 
 # -p PID on a sleeper held until SIGUSR1: 10 sleeps, 500,000 us.
-wl_bg pid "$WL/wl_sleep" -w -v 10
+wl_bg pid "$WL/wl_sleep" -w -v -t 10
 rec_bg pid --offcpu -q -p "$WL_PID" -o "$tmp/pid.stk"
 if rec_ready pid; then
 	wl_release
@@ -53,7 +58,7 @@ rec_signal INT "$REC_PID"
 rec_wait "$REC_PID"
 check_eq offcpu.pid.exit 0 $? "$tmp/pid.err"
 folded pid "$tmp/pid.stk"
-within offcpu.pid.time 500000 "$(sum_folded "$tmp/pid.rep" "$chain")" "$tmp/pid.rep"
+asleep offcpu.pid.time 500000 "$(sum_folded "$tmp/pid.rep" "$chain")" "$tmp/pid.wl" "$tmp/pid.rep"
 check_eq offcpu.pid.only_pid "$(sum_folded "$tmp/pid.rep")" \
 	"$(sum_folded "$tmp/pid.rep" '^wl_sleep;')" "$tmp/pid.rep"
 
@@ -67,22 +72,24 @@ rec max --offcpu -q --max-block 40000 -o "$tmp/max.stk" -- "$WL/wl_sleep" 4
 check_eq offcpu.max_block.exit 0 $? "$tmp/max.err"
 folded max "$tmp/max.stk"
 check_eq offcpu.max_block.dropped 0 "$(sum_folded "$tmp/max.rep" "$chain")" "$tmp/max.rep"
-rec both --offcpu -q --min-block 40000 --max-block 1000000 -o "$tmp/both.stk" -- "$WL/wl_sleep" 4
+rec both --offcpu -q --min-block 40000 --max-block 1000000 -o "$tmp/both.stk" -- "$WL/wl_sleep" -t 4
 check_eq offcpu.bounds.exit 0 $? "$tmp/both.err"
 folded both "$tmp/both.stk"
-within offcpu.bounds.kept 200000 "$(sum_folded "$tmp/both.rep" "$chain")" "$tmp/both.rep"
+asleep offcpu.bounds.kept 200000 "$(sum_folded "$tmp/both.rep" "$chain")" "$tmp/both.out" \
+	"$tmp/both.rep"
 # With --min-block 40000 nothing shorter than 40 ms is in the capture at all.
 check_true offcpu.bounds.min "no row under 40000 us with --min-block 40000" \
 	awk '$NF ~ /^[0-9]+$/ && $NF < 40000 { exit 1 }' "$tmp/both.rep" || show "$tmp/both.rep"
 
 # A command's only block comes before stkrec has read the libraries ld.so maps after the exec:
 # its user stack goes to stkrec at switch-out, its time at switch-in (a deferred walk), and the
-# two meet in the whole chain. Three commands of one 50 ms sleep each: each has at least
-# 45,000 us, all of them in the whole chain.
+# two meet in the whole chain. Three commands of one 50 ms sleep each: each sleep has at least
+# 45,000 us, all of them in the whole chain. (Only the sleep: on a loaded host stkrec's own
+# ptrace stop of the child before its exec can also last over 40 ms.)
 for i in 1 2 3; do
 	rec first$i --offcpu -q --min-block 40000 -o "$tmp/first$i.stk" -- "$WL/wl_sleep" 1
 	folded first$i "$tmp/first$i.stk"
-	all=$(sum_folded "$tmp/first$i.rep" '^wl_sleep;')
+	all=$(sum_folded "$tmp/first$i.rep" '^wl_sleep;.*;do_nanosleep;')
 	check_true offcpu.first$i.time "at least 45000 us asleep, got $all" test "$all" -ge 45000 ||
 		show "$tmp/first$i.rep"
 	check_eq offcpu.first$i.whole "$all" \
@@ -93,7 +100,7 @@ done
 # System-wide, with a sleeper running across interval boundaries (-i 1, 2 s of 50 ms sleeps):
 # the sleeper's time is all there in its chain (blocks that span a drain are counted, not lost),
 # and the idle task (pid 0, swapper/N) never appears.
-wl_bg sys "$WL/wl_sleep" -v -w 40
+wl_bg sys "$WL/wl_sleep" -v -w -t 40
 rec_bg sys --offcpu -q -i 1 -o "$tmp/sys.stk"
 if rec_ready sys; then
 	wl_release
@@ -105,7 +112,8 @@ check_eq offcpu.system.exit 0 $? "$tmp/sys.err"
 check_true offcpu.system.intervals "at least 2 intervals, got $(rec_intervals sys)" \
 	test "$(rec_intervals sys)" -ge 2
 folded sys "$tmp/sys.stk"
-within offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" "$chain")" "$tmp/sys.rep"
+asleep offcpu.system.sleeper 2000000 "$(sum_folded "$tmp/sys.rep" "$chain")" "$tmp/sys.wl" \
+	"$tmp/sys.rep"
 check_eq offcpu.system.no_idle 0 "$(grep -c '^swapper/' "$tmp/sys.rep")" "$tmp/sys.rep"
 
 # --offcpu takes no SPEC, and no -e.
