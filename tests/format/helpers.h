@@ -281,6 +281,41 @@ static inline bool record_eq(const struct cap_record *a, const struct cap_record
 	return !d;
 }
 
+/* Write rec alone to path, read it back and decode it: the record, or NULL. */
+static inline struct cap_record *round_trip(const char *path, const struct cap_record *rec)
+{
+	struct cap_writer *w = cap_writer__open(path);
+	struct cap_record *got = NULL;
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	int err;
+
+	if (!w)
+		return NULL;
+	err = cap_writer__put(w, rec);
+	cap_writer__close(w);
+	if (err) {
+		printf("# put: %s\n", strerror(-err));
+		return NULL;
+	}
+	r = cap_reader__open(path);
+	if (r && cap_reader__next(r, &ch) == 1)
+		cap_record__decode(&ch, &got);
+	cap_reader__close(r);
+	return got;
+}
+
+/* NAME: rec written to path reads back equal, field by field. */
+static inline void check_round_trip(const char *path, const char *name,
+				    const struct cap_record *rec)
+{
+	struct cap_record *got = round_trip(path, rec);
+	char why[128] = "not read back";
+
+	T_CHECK(name, got && record_eq(rec, got, why, sizeof(why)), "%s", why);
+	cap_record__free(got);
+}
+
 /*
  * Decode payload p as a chunk of type: want 0 and a record, or the error want and no record
  * (format.md 4 decoder rules).

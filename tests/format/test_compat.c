@@ -42,34 +42,45 @@ static int write_sample(const char *path)
 	return !!err;
 }
 
-/*
- * format 1.1: every record against samples_v1_1.h, then the values written out as literals, so
- * an edit of the frozen samples would not go unnoticed.
- */
-static void check_v1_1(void)
+/* Open a committed capture and check its version; NULL (a failed check) when it does not open. */
+static struct cap_reader *open_compat(const char *path, const char *label, uint16_t want_major,
+				      uint16_t want_minor)
 {
-	struct cap_record recs[SAMPLE11_NRECORDS], *got[SAMPLE11_NRECORDS] = { 0 };
-	struct cap_reader *r;
+	struct cap_reader *r = cap_reader__open(path);
+	uint16_t major, minor;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s opens", label);
+	if (!T_CHECK(name, r, "%s: %s", path, strerror(errno)))
+		return NULL;
+	cap_reader__version(r, &major, &minor);
+	snprintf(name, sizeof(name), "%s version", label);
+	T_CHECK(name, major == want_major && minor == want_minor, "%u.%u", major, minor);
+	return r;
+}
+
+/*
+ * Read n records and check each against recs[i] ("LABEL record I"); the decoded ones land in
+ * got[] (NULL where one failed). Returns the flags of the chunks of type flags_of, or'ed.
+ */
+static uint16_t read_compare(struct cap_reader *r, const char *label,
+			     const struct cap_record *recs, struct cap_record **got, int n,
+			     uint32_t flags_of)
+{
 	struct cap_chunk ch;
-	uint16_t major, minor, events_flags = 0;
+	uint16_t flags = 0;
 	char name[64], why[128];
 	int i, ret;
 
-	sample11_records(recs);
-	r = cap_reader__open(V1_1_PATH);
-	if (!T_CHECK("compat 1.1 opens", r, "%s: %s", V1_1_PATH, strerror(errno)))
-		return;
-	cap_reader__version(r, &major, &minor);
-	T_CHECK("compat 1.1 version", major == 1 && minor == 1, "%u.%u", major, minor);
-	for (i = 0; i < SAMPLE11_NRECORDS; i++) {
-		snprintf(name, sizeof(name), "compat 1.1 record %d", i);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s record %d", label, i);
 		ret = cap_reader__next(r, &ch);
 		if (ret != 1) {
 			T_FAIL(name, "next returned %d", ret);
 			break;
 		}
-		if (ch.type == CAP_CHUNK_EVENTS)
-			events_flags = ch.flags;
+		if (ch.type == flags_of)
+			flags |= ch.flags;
 		ret = cap_record__decode(&ch, &got[i]);
 		if (ret) {
 			T_FAIL(name, "decode: %s", strerror(-ret));
@@ -79,6 +90,27 @@ static void check_v1_1(void)
 			record_eq(&recs[i], got[i], why, sizeof(why)),
 			"chunk %u: %s", ch.index, why);
 	}
+	return flags;
+}
+
+/*
+ * format 1.1: every record against samples_v1_1.h, then the values written out as literals, so
+ * an edit of the frozen samples would not go unnoticed.
+ */
+static void check_v1_1(void)
+{
+	struct cap_record recs[SAMPLE11_NRECORDS], *got[SAMPLE11_NRECORDS] = { 0 };
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	uint16_t events_flags;
+	int i;
+
+	sample11_records(recs);
+	r = open_compat(V1_1_PATH, "compat 1.1", 1, 1);
+	if (!r)
+		return;
+	events_flags = read_compare(r, "compat 1.1", recs, got, SAMPLE11_NRECORDS,
+				    CAP_CHUNK_EVENTS);
 	T_EQ_INT("compat 1.1 clean end (unknown optional chunk skipped)", 0,
 		 cap_reader__next(r, &ch));
 	T_EQ_INT("compat 1.1 EVENTS chunk is mandatory", CAP_CHUNK_F_MANDATORY, events_flags);
@@ -130,34 +162,15 @@ static void check_v2_0(void)
 	struct cap_record recs[SAMPLE20_NRECORDS], *got[SAMPLE20_NRECORDS] = { 0 };
 	struct cap_reader *r;
 	struct cap_chunk ch;
-	uint16_t major, minor, add_flags = 0;
-	char name[64], why[128];
-	int i, ret;
+	uint16_t add_flags;
+	int i;
 
 	sample20_records(recs);
-	r = cap_reader__open(V2_0_PATH);
-	if (!T_CHECK("compat 2.0 opens", r, "%s: %s", V2_0_PATH, strerror(errno)))
+	r = open_compat(V2_0_PATH, "compat 2.0", 2, 0);
+	if (!r)
 		return;
-	cap_reader__version(r, &major, &minor);
-	T_CHECK("compat 2.0 version", major == 2 && minor == 0, "%u.%u", major, minor);
-	for (i = 0; i < SAMPLE20_NRECORDS; i++) {
-		snprintf(name, sizeof(name), "compat 2.0 record %d", i);
-		ret = cap_reader__next(r, &ch);
-		if (ret != 1) {
-			T_FAIL(name, "next returned %d", ret);
-			break;
-		}
-		if (ch.type == CAP_CHUNK_KSYMS_ADD)
-			add_flags |= ch.flags;
-		ret = cap_record__decode(&ch, &got[i]);
-		if (ret) {
-			T_FAIL(name, "decode: %s", strerror(-ret));
-			continue;
-		}
-		T_CHECK(name, ch.index == (uint32_t)i &&
-			record_eq(&recs[i], got[i], why, sizeof(why)),
-			"chunk %u: %s", ch.index, why);
-	}
+	add_flags = read_compare(r, "compat 2.0", recs, got, SAMPLE20_NRECORDS,
+				 CAP_CHUNK_KSYMS_ADD);
 	T_EQ_INT("compat 2.0 clean end (unknown optional chunk skipped)", 0,
 		 cap_reader__next(r, &ch));
 	T_EQ_INT("compat 2.0 KSYMS_ADD chunks are mandatory", CAP_CHUNK_F_MANDATORY, add_flags);
@@ -186,37 +199,20 @@ static void check_v2_0(void)
 
 int main(int argc, char **argv)
 {
-	struct cap_record recs[SAMPLE_NRECORDS], *got;
+	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
 	struct cap_reader *r;
 	struct cap_chunk ch;
-	uint16_t major, minor;
-	char name[64], why[128];
-	int i, ret;
+	int i;
 
 	if (argc == 3 && !strcmp(argv[1], "--write"))
 		return write_sample(argv[2]);
 	sample_records(recs);
-	r = cap_reader__open(V1_0_PATH);
-	if (!T_CHECK("compat 1.0 opens", r, "%s: %s", V1_0_PATH, strerror(errno)))
+	r = open_compat(V1_0_PATH, "compat 1.0", 1, 0);
+	if (!r)
 		T_EXIT();
-	cap_reader__version(r, &major, &minor);
-	T_CHECK("compat 1.0 version", major == 1 && minor == 0, "%u.%u", major, minor);
-	for (i = 0; i < SAMPLE_NRECORDS; i++) {
-		snprintf(name, sizeof(name), "compat 1.0 record %d", i);
-		ret = cap_reader__next(r, &ch);
-		if (ret != 1) {
-			T_FAIL(name, "next returned %d", ret);
-			break;
-		}
-		ret = cap_record__decode(&ch, &got);
-		if (ret) {
-			T_FAIL(name, "decode: %s", strerror(-ret));
-			continue;
-		}
-		T_CHECK(name, ch.index == (uint32_t)i && record_eq(&recs[i], got, why, sizeof(why)),
-			"chunk %u: %s", ch.index, why);
-		cap_record__free(got);
-	}
+	read_compare(r, "compat 1.0", recs, got, SAMPLE_NRECORDS, 0);
+	for (i = 0; i < SAMPLE_NRECORDS; i++)
+		cap_record__free(got[i]);
 	/* Spot checks written out, in case the sample set were ever edited by mistake. */
 	T_EQ_STR("compat 1.0 literal: meta kernel", "6.1.0-18-amd64",
 		 cap_meta_get(&recs[0].meta, "kernel"));

@@ -22,39 +22,6 @@ static const char *path_in(const char *name)
 	return path;
 }
 
-/* Write one record, read it back, decode it. Returns the decoded record or NULL. */
-static struct cap_record *round_trip(const struct cap_record *rec, struct cap_chunk *hdr)
-{
-	struct cap_writer *w = cap_writer__open(path_in("rt.stk"));
-	struct cap_record *got = NULL;
-	struct cap_reader *r = NULL;
-	struct cap_chunk ch;
-	int err;
-
-	if (!w)
-		return NULL;
-	err = cap_writer__put(w, rec);
-	cap_writer__close(w);
-	if (err) {
-		printf("# put: %s\n", strerror(-err));
-		return NULL;
-	}
-	r = cap_reader__open(path_in("rt.stk"));
-	if (r && cap_reader__next(r, &ch) == 1 && cap_record__decode(&ch, &got) == 0 && hdr)
-		*hdr = ch;
-	cap_reader__close(r);
-	return got;
-}
-
-static void check_round_trip(const char *name, const struct cap_record *rec)
-{
-	struct cap_record *got = round_trip(rec, NULL);
-	char why[128] = "not read back";
-
-	T_CHECK(name, got && record_eq(rec, got, why, sizeof(why)), "%s", why);
-	cap_record__free(got);
-}
-
 static void test_round_trips(void)
 {
 	struct cap_record recs[SAMPLE11_NRECORDS], *got;
@@ -66,16 +33,17 @@ static void test_round_trips(void)
 				 .interval = { .seq = 4, .nrows = 2, .rows = rows } };
 	uint64_t drops[CAP_MAX_CPUS] = { 0 };
 	struct cap_record lo = { .type = CAP_CHUNK_LOSSES };
+	const char *rt = path_in("rt.stk");
 
 	sample11_records(recs);
-	check_round_trip("round trip EVENTS (ts_ns, cpu up to 4095)", &recs[6]);
-	check_round_trip("round trip OBJECTS (symtab, whole data, empty)", &recs[3]);
-	check_round_trip("round trip PERFMAP (file order kept)", &recs[4]);
-	check_round_trip("round trip LOSSES with per-CPU drops", &recs[7]);
-	check_round_trip("round trip PROCS with PSEUDO_ID and NS_PATH mappings", &recs[2]);
+	check_round_trip(rt, "round trip EVENTS (ts_ns, cpu up to 4095)", &recs[6]);
+	check_round_trip(rt, "round trip OBJECTS (symtab, whole data, empty)", &recs[3]);
+	check_round_trip(rt, "round trip PERFMAP (file order kept)", &recs[4]);
+	check_round_trip(rt, "round trip LOSSES with per-CPU drops", &recs[7]);
+	check_round_trip(rt, "round trip PROCS with PSEUDO_ID and NS_PATH mappings", &recs[2]);
 
 	/* An INTERVAL has no ts_ns/cpu on disk: whatever the caller left there reads back as 0. */
-	got = round_trip(&iv, NULL);
+	got = round_trip(rt, &iv);
 	T_CHECK("INTERVAL rows decode with ts_ns 0 and cpu 0",
 		got && got->interval.nrows == 2 && got->interval.rows[0].ts_ns == 0 &&
 		got->interval.rows[0].cpu == 0 && got->interval.rows[0].count == 4,
@@ -86,12 +54,12 @@ static void test_round_trips(void)
 	drops[CAP_MAX_CPUS - 1] = 42;
 	lo.losses.ncpus = CAP_MAX_CPUS;
 	lo.losses.cpu_dropped = drops;
-	check_round_trip("round trip LOSSES cpu 4095 only", &lo);
+	check_round_trip(rt, "round trip LOSSES cpu 4095 only", &lo);
 
 	/* Trailing zero CPUs are not on disk: ncpus comes back as the highest non-zero + 1. */
 	drops[CAP_MAX_CPUS - 1] = 0;
 	drops[2] = 9;
-	got = round_trip(&lo, NULL);
+	got = round_trip(rt, &lo);
 	T_CHECK("LOSSES zero CPUs not written, ncpus = last non-zero + 1",
 		got && got->losses.ncpus == 3 && got->losses.cpu_dropped[2] == 9 &&
 		got->losses.cpu_dropped[0] == 0, "ncpus %u", got ? got->losses.ncpus : 0);
@@ -99,7 +67,7 @@ static void test_round_trips(void)
 
 	/* No drops at all: NULL, 0 (as capture.h says), and exactly the 1.0-style pairs. */
 	drops[2] = 0;
-	got = round_trip(&lo, NULL);
+	got = round_trip(rt, &lo);
 	T_CHECK("LOSSES without per-CPU drops: ncpus 0, cpu_dropped NULL",
 		got && got->losses.ncpus == 0 && !got->losses.cpu_dropped, "ncpus %u",
 		got ? got->losses.ncpus : 0);
