@@ -50,9 +50,12 @@ check_true full.lost "some events lost to the full counts map, got ${lost:-0}" \
 	test "${lost:-0}" -gt 0
 
 # A stacks map of 3 entries under 2 s of sampling every CPU: it fills at once, and stkrec drains
-# early and counts what did not fit (the odd size once failed the run with EINVAL).
+# early and counts what did not fit (the odd size once failed the run with EINVAL). A burner
+# runs meanwhile: an idle host gives no samples at all (the idle task is left out).
+wl_bg odd "$WL/wl_burner" -v 3
 rec odd -q -D 2 -F 199 --stack-storage-size 3 -o "$tmp/odd.stk"
 check_eq odd.exit 0 $? "$tmp/odd.err"
+kill "$WL_PID" 2>/dev/null
 report odd "$tmp/odd.stk" -f
 check_eq odd.report_exit 0 $? "$tmp/odd.rerr"
 check_true odd.samples "samples in the report" test "$(sum_folded "$tmp/odd.rep")" -gt 0

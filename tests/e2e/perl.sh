@@ -28,6 +28,12 @@ to_main() {
 	sed -n 's/^.*;\(main;[^ ]*\) \([0-9]*\)$/\1 \2/p' "$1"
 }
 
+# one_alias: libc's aliases at one address named alike. perf and stkreport pick different ones
+# (malloc and __libc_malloc): a chain through malloc must not differ by that alone.
+one_alias() {
+	sed -e 's/\(^\|;\)__libc_/\1/g'
+}
+
 # perf_chains PERF_DATA: each sample's user chain as `main;...;leaf`, one per line.
 perf_chains() {
 	perf script -i "$1" --no-inline -F ip,sym,dso 2>/dev/null | awk '
@@ -63,11 +69,11 @@ folded prof "$tmp/prof.stk" -U
 check_share perl.profile "$tmp/prof.rep" '^perl;' '^perl;.*;main;' 500 95 "reach main" \
 	"$tmp/prof.stk"
 
-perf_chains "$tmp/perl.data" | sort -u >"$tmp/perf.chains"
+perf_chains "$tmp/perl.data" | one_alias | sort -u >"$tmp/perf.chains"
 check_true perl.perf.samples "perf found chains to main" test -s "$tmp/perf.chains" ||
 	show "$tmp/perf.out"
 # Every one of stkrec's 10 most frequent chains is one perf saw too.
-to_main "$tmp/prof.rep" | sort -k2,2nr | head -n 10 >"$tmp/top.chains"
+to_main "$tmp/prof.rep" | one_alias | sort -k2,2nr | head -n 10 >"$tmp/top.chains"
 missing=$(cut -d' ' -f1 "$tmp/top.chains" | grep -vxF -f "$tmp/perf.chains" | head -n 3)
 check_eq perl.perf.top_chains "" "$missing" "$tmp/top.chains"
 
