@@ -548,8 +548,13 @@ static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, stru
 /* The -p / -- COMMAND and -L filters. */
 static __always_inline bool traced(__u32 tgid, __u32 tid)
 {
-	if (cfg_filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return false;
+	__u8 *how;
+
+	if (cfg_filter_tgid) {
+		how = bpf_map_lookup_elem(&tgids, &tgid);
+		if (!how || *how != STK_TGID_TRACED)
+			return false;
+	}
 	if (cfg_filter_tid && !bpf_map_lookup_elem(&tids, &tid))
 		return false;
 	return true;
@@ -726,6 +731,15 @@ int on_fentry(void *ctx)
  * forget the tgid too, so its next event sends a fresh notification when they are there.
  * A raw tracepoint: unlike a tracefs tracepoint it attaches without tracefs mounted.
  */
+/* The -- COMMAND child's events count from here: the program it runs, not stkrec's fork. */
+static __always_inline void start_tracing_at_exec(__u32 tgid)
+{
+	__u8 *how = bpf_map_lookup_elem(&tgids, &tgid);
+
+	if (how && *how == STK_TGID_FROM_EXEC)
+		*how = STK_TGID_TRACED;
+}
+
 SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
@@ -738,6 +752,8 @@ int on_exec(void *ctx)
 	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* the old image's tables */
 	__sync_fetch_and_add(&seen_epoch, 1);	/* after the delete: see note_first_seen() */
+	if (cfg_filter_tgid)
+		start_tracing_at_exec(tgid);
 	if (traced(tgid, tid))
 		send_notify(tgid, STK_NOTIFY_EXEC, 0);
 	return 0;

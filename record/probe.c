@@ -172,12 +172,10 @@ static int offcpu_prepare(struct rec_probe *p, const struct rec_opts *o)
 	return bpf_map__set_max_entries(s->maps.stacks1, 1);
 }
 
-static int fill_filter(int fd, const uint32_t *ids, uint32_t n)
+static int fill_filter(int fd, const uint32_t *ids, uint32_t n, uint8_t how)
 {
-	uint8_t one = 1;
-
 	for (uint32_t i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, &ids[i], &one, BPF_ANY))
+		if (bpf_map_update_elem(fd, &ids[i], &how, BPF_ANY))
 			return -errno;
 	return 0;
 }
@@ -187,11 +185,11 @@ static int fill_filters(struct rec_probe *p, const struct rec_opts *o, int child
 	uint32_t c = child;
 	int err;
 
-	err = fill_filter(bpf_map__fd(p->skel->maps.tgids), o->pids, o->npids);
+	err = fill_filter(bpf_map__fd(p->skel->maps.tgids), o->pids, o->npids, STK_TGID_TRACED);
 	if (!err && child > 0)
-		err = fill_filter(bpf_map__fd(p->skel->maps.tgids), &c, 1);
+		err = fill_filter(bpf_map__fd(p->skel->maps.tgids), &c, 1, STK_TGID_FROM_EXEC);
 	if (!err)
-		err = fill_filter(bpf_map__fd(p->skel->maps.tids), o->tids, o->ntids);
+		err = fill_filter(bpf_map__fd(p->skel->maps.tids), o->tids, o->ntids, STK_TGID_TRACED);
 	return err;
 }
 

@@ -83,6 +83,15 @@ enum stk_stat {
 	STK_STAT__COUNT
 };
 
+/*
+ * Values of the tgids filter map. A `-- COMMAND` child enters it as FROM_EXEC: until its exec
+ * it is a copy of stkrec (its comm too), and perf's enable_on_exec starts there as well.
+ */
+enum stk_tgid_filter {
+	STK_TGID_TRACED = 1,
+	STK_TGID_FROM_EXEC = 2,	/* becomes TRACED at its sched_process_exec */
+};
+
 /* Ring-buffer message: user space reads the process's /proc entries now. */
 enum stk_notify_kind {
 	STK_NOTIFY_SEEN = 0,	/* the first event of a tgid since BPF last forgot it */
