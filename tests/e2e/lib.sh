@@ -26,7 +26,11 @@ e2e_cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$tmp"
+	if [ -n "${E2E_KEEP:-}" ] && [ "$e2e_failures" -gt 0 ]; then
+		echo "kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
 }
 trap e2e_cleanup EXIT
 

@@ -74,13 +74,14 @@ check_eq nofp.command.whole_chain "$n" \
 	"$(sum_folded "$tmp/cmd.rep" "$(whole wl_syscall wl_outer wl_middle wl_getppid)")" \
 	"$tmp/cmd.rep"
 
-# 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf.
+# 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf (at least 40 samples
+# of the ~300 nominal: a host whose hypervisor steals CPU gave the burner 56 once).
 wl_bg burn "$NOFP/wl_burner" -v 6
 rec burn -q -F 99 -D 3 -p "$WL_PID" -o "$tmp/burn.stk"
 kill "$WL_PID" 2>/dev/null
 folded burn "$tmp/burn.stk"
 check_share nofp.sample "$tmp/burn.rep" '^wl_burner;' "$(whole wl_burner stk_top stk_mid stk_leaf)" \
-	100 95 "whole" "$tmp/burn.stk"
+	40 95 "whole" "$tmp/burn.stk"
 
 # Deeper than the limit (kernel.perf_event_max_stack): every stack truncated and counted.
 depth=$(cat /proc/sys/kernel/perf_event_max_stack)
