@@ -114,18 +114,9 @@ struct cap_writer *cap_writer__open(const char *path)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* open() leaves an existing file's mode alone; a capture holds addresses and argv: 0600. */
-	if (fchmod(w->fd, 0600) < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = write_file_header(w);
-out:
+	/* a capture holds kernel addresses and every process's argv: private */
+	w->fd = cap_create_output(path, true);
+	err = w->fd < 0 ? w->fd : write_file_header(w);
 	if (err) {
 		if (w->fd >= 0)
 			close(w->fd);

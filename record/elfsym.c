@@ -146,9 +146,12 @@ static Elf *open_elf(const char *path, int *fd)
 	Elf *e;
 
 	elf_version(EV_CURRENT);
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	*fd = cap_open_regular(path, true);	/* not a FIFO someone left at a probed path */
+	if (*fd < 0) {
+		errno = -*fd;
+		*fd = -1;
 		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)

@@ -206,11 +206,14 @@ void rec_objects__free(struct rec_objects *os)
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
-static int open_checked(const char *path, uint64_t dev, uint64_t inode)
+static int open_checked(uint32_t pid, const char *path, uint64_t dev, uint64_t inode)
 {
+	char root[64];
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	fd = cap_open_in_root(root, path);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || st.st_dev != dev || st.st_ino != inode) {
@@ -222,21 +225,21 @@ static int open_checked(const char *path, uint64_t dev, uint64_t inode)
 
 /*
  * map_files/START-END is the mapped inode itself, whatever happened to its path (deleted,
- * renamed over, another mount namespace, a memfd); it needs root. /proc/PID/root + path is the
- * fallback, accepted only when dev/inode match the maps line.
+ * renamed over, another mount namespace, a memfd); it needs root. The path inside /proc/PID/root
+ * is the fallback, accepted only when dev/inode match the maps line.
  */
 static int open_mapping(uint32_t pid, const struct cap_mapping *m)
 {
-	char path[PATH_MAX + 64];
+	char path[96];
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
 		 m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only: an executable mapping of a device must not be read through */
+	fd = cap_open_regular(path, true);
 	if (fd >= 0 || m->kind != CAP_MAP_FILE)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-	return open_checked(path, m->dev, m->inode);
+		return fd < 0 ? -1 : fd;
+	return open_checked(pid, m->path, m->dev, m->inode);
 }
 
 /* A content hash for objects without a GNU build-id: head, tail, size. */

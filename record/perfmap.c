@@ -16,11 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "rec.h"
 
 /* A perf map line longer than this is malformed (or a name no report would print). */
 #define LINE_MAX_LEN 4096
+/*
+ * Read at most this much of one process's file over a recording: a large JIT writes tens of
+ * MiB; a sparse 10 GB file, or one that grows without end, must not keep stkrec reading.
+ */
+#define FILE_MAX_BYTES (256ull << 20)
+/* Symbols held before they go to the capture: a file of tiny lines stays small in memory. */
+#define BATCH_SYMS 65536
 
 struct perfmap {
 	uint32_t pid;
@@ -29,6 +37,7 @@ struct perfmap {
 	uint64_t looked;	/* the rec_perfmaps__put() call that last looked at it */
 	char *partial;		/* a line not complete yet */
 	size_t npartial;
+	uint64_t nread;		/* bytes read so far, up to FILE_MAX_BYTES */
 };
 
 struct rec_perfmaps {
@@ -94,48 +103,79 @@ int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *na
 	return 1;
 }
 
-/* The pid the process sees itself as: the last field of "NSpid:" in /proc/PID/status. */
-static uint32_t ns_pid(uint32_t pid)
+/* From /proc/PID/status: the pid the process sees itself as (NSpid's last field), its uids. */
+struct owner {
+	uint32_t ns_pid;
+	uint32_t uid, euid;
+};
+
+static uint32_t last_number(const char *p)
+{
+	uint32_t last = 0;
+	char *end;
+
+	for (;;) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			return last;
+		last = v;
+		p = end;
+	}
+}
+
+static int read_owner(uint32_t pid, struct owner *o)
 {
 	char path[64], line[256];
-	uint32_t last = pid;
+	bool have_uids = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "r");
 	if (!f)
-		return pid;
+		return -errno;
+	o->ns_pid = pid;
 	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 6, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (;;) {
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			last = v;
-			p = end;
-		}
-		break;
+		if (!strncmp(line, "Uid:", 4))
+			have_uids = sscanf(line + 4, "%u %u", &o->uid, &o->euid) == 2;
+		else if (!strncmp(line, "NSpid:", 6))
+			o->ns_pid = last_number(line + 6);
 	}
 	fclose(f);
-	return last;
+	return have_uids ? 0 : -ENOENT;
 }
 
+/*
+ * The process's map file, if it is one: a regular file (a FIFO would block, /dev/zero never
+ * end), reached without symlinks out of the process's root, owned by the process's user or
+ * root, as perf requires. /tmp is world-writable: anyone can put a perf-PID.map there for a
+ * process of someone else, or a link to a file only root may read.
+ */
 static int open_map_file(struct rec_procs *ps, uint32_t pid)
 {
-	char path[128];
-	uint64_t start;
-	bool other_ns = false;
+	struct rec_proc_info info = { 0 };
+	char root[64], path[64];
+	struct owner o;
+	struct stat st;
+	int fd;
 
-	rec_procs__info(ps, pid, &start, &other_ns);
-	if (other_ns)
-		snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pid, ns_pid(pid));
-	else
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	rec_procs__info(ps, pid, &info);
+	if (read_owner(pid, &o)) {
+		/* gone: its file is still there in stkrec's /tmp, not in a root of its own */
+		if (info.other_ns || !info.start_time)
+			return -1;
+		o = (struct owner){ .ns_pid = pid, .uid = info.uid, .euid = info.uid };
+	}
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", info.other_ns ? o.ns_pid : pid);
+	fd = info.other_ns ? cap_open_in_root(root, path) : cap_open_regular(path, false);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (st.st_uid && st.st_uid != o.uid && st.st_uid != o.euid)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int push_sym(struct rec_perfmaps *pm, uint64_t start, uint64_t size, const char *name)
@@ -179,24 +219,6 @@ static int parse_lines(struct rec_perfmaps *pm, struct perfmap *m, char *buf, si
 	return err;
 }
 
-static int read_new(struct rec_perfmaps *pm, struct perfmap *m)
-{
-	char chunk[65536];
-	ssize_t n;
-	int err = 0;
-
-	while (!err && (n = read(m->fd, chunk, sizeof(chunk))) > 0) {
-		char *buf = realloc(m->partial, m->npartial + n + 1);
-
-		if (!buf)
-			return -ENOMEM;
-		m->partial = buf;
-		memcpy(buf + m->npartial, chunk, n);
-		err = parse_lines(pm, m, buf, m->npartial + n);
-	}
-	return err;
-}
-
 static int flush(struct rec_perfmaps *pm, const struct perfmap *m, struct cap_writer *w)
 {
 	struct cap_record rec = { .type = CAP_CHUNK_PERFMAP };
@@ -211,6 +233,30 @@ static int flush(struct rec_perfmaps *pm, const struct perfmap *m, struct cap_wr
 	err = cap_writer__put(w, &rec);
 	clear_syms(pm);
 	return err == -ENOTSUP ? 0 : err;	/* a format/ without PERFMAP yet */
+}
+
+static int read_new(struct rec_perfmaps *pm, struct perfmap *m, struct cap_writer *w)
+{
+	char chunk[65536];
+	ssize_t n;
+	int err = 0;
+
+	while (!err && m->nread < FILE_MAX_BYTES && (n = read(m->fd, chunk, sizeof(chunk))) > 0) {
+		char *buf = realloc(m->partial, m->npartial + n + 1);
+
+		if (!buf)
+			return -ENOMEM;
+		m->nread += n;
+		if (m->nread >= FILE_MAX_BYTES)
+			rec_err(0, "warning: /tmp/perf-%u.map: read %llu MiB, the rest is left out",
+				m->pid, FILE_MAX_BYTES >> 20);
+		m->partial = buf;
+		memcpy(buf + m->npartial, chunk, n);
+		err = parse_lines(pm, m, buf, m->npartial + n);
+		if (!err && pm->nsyms >= BATCH_SYMS)
+			err = flush(pm, m, w);
+	}
+	return err ? err : flush(pm, m, w);
 }
 
 static struct perfmap *track(struct rec_perfmaps *pm, uint32_t pid)
@@ -237,8 +283,7 @@ static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
 {
 	for (uint32_t i = 0; i < iv->nrows; i++) {
 		uint32_t pid = iv->rows[i].pid;
-		bool other_ns;
-		uint64_t start = 0;
+		struct rec_proc_info info = { 0 };
 		struct perfmap *m;
 
 		if (!pid || !iv->rows[i].ustack)
@@ -250,14 +295,15 @@ static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
 		if (m->looked == pm->puts)
 			continue;
 		m->looked = pm->puts;
-		rec_procs__info(ps, pid, &start, &other_ns);
-		if (m->fd >= 0 && start && m->start_time && start != m->start_time) {
+		rec_procs__info(ps, pid, &info);
+		if (m->fd >= 0 && info.start_time && m->start_time &&
+		    info.start_time != m->start_time) {
 			close(m->fd);
 			m->fd = -1;
 			m->npartial = 0;
 		}
-		if (start)
-			m->start_time = start;
+		if (info.start_time)
+			m->start_time = info.start_time;
 		if (m->fd < 0)
 			m->fd = open_map_file(ps, pid);
 	}
@@ -299,9 +345,7 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 		all[n++] = *found;
 	}
 	for (uint32_t i = 0; !err && i < n; i++) {
-		err = read_new(pm, all[i]);
-		if (!err)
-			err = flush(pm, all[i], w);
+		err = read_new(pm, all[i], w);
 	}
 	clear_syms(pm);
 	free(all);

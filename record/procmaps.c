@@ -30,6 +30,7 @@ struct proc_entry {
 	uint32_t pid;
 	bool pending;		/* read since the last PROCS record */
 	bool other_ns;		/* in another mount namespace than stkrec */
+	uint32_t uid;		/* struct rec_proc_info */
 	struct cap_process rec;
 	struct range *ranges;	/* sorted by start; kept after the record is written */
 	uint32_t nranges;
@@ -254,6 +255,7 @@ struct proc_read {
 	struct range *ranges;
 	uint32_t nranges;
 	bool other_ns;
+	uint32_t uid;
 	uint64_t read_ns;	/* when /proc/PID/maps was opened */
 };
 
@@ -303,6 +305,15 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	return err;
 }
 
+static uint32_t proc_owner(uint32_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &st) ? 0 : st.st_uid;
+}
+
 /* Fill r from /proc; -ENOENT (or -ESRCH) when the process is gone. */
 static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 {
@@ -319,6 +330,7 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 		return -ENOMEM;
 	if (state == 'Z' || state == 'X')
 		return -ESRCH;	/* a zombie: its mappings are gone already */
+	r->uid = proc_owner(pid);
 	read_mnt_ns(pid, ns, sizeof(ns));
 	r->other_ns = *ns && *ps->mnt_ns && strcmp(ns, ps->mnt_ns);
 	r->read_ns = rec_now_ns();
@@ -406,6 +418,7 @@ static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct pro
 	e->ranges = r->ranges;
 	e->nranges = r->nranges;
 	e->other_ns = r->other_ns;
+	e->uid = r->uid;
 	return mark_pending(ps, e);
 }
 
@@ -574,13 +587,14 @@ struct rec_objects *rec_procs__objects(struct rec_procs *ps)
 	return ps->objects;
 }
 
-int rec_procs__info(struct rec_procs *ps, uint32_t pid, uint64_t *start_time, bool *other_ns)
+int rec_procs__info(struct rec_procs *ps, uint32_t pid, struct rec_proc_info *info)
 {
 	const struct proc_entry *e = find_entry(ps, pid);
 
 	if (!e || (e->rec.flags & CAP_PROC_F_NO_MAPS))
 		return -ENOENT;
-	*start_time = e->rec.start_time;
-	*other_ns = e->other_ns;
+	info->start_time = e->rec.start_time;
+	info->other_ns = e->other_ns;
+	info->uid = e->uid;
 	return 0;
 }

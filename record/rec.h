@@ -41,6 +41,7 @@ struct rec_opts {
 	uint32_t ringbuf_mb;	/* --ringbuf-size: the --snoop ring buffer, all CPUs */
 	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
 	uint64_t min_block_us, max_block_us;
+	bool block_given;	/* --min-block or --max-block on the command line */
 	uint32_t unwind;	/* --unwind: enum stk_unwind */
 	uint32_t unwind_mb;	/* --unwind-memory: the CFI tables' rows, all objects */
 	bool no_symtabs;	/* --no-symtabs */
@@ -368,8 +369,13 @@ const char *rec_objects_mode(const struct rec_opts *opts);
 int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
 			   struct rec_object ***objs, uint32_t *n);
 struct rec_objects *rec_procs__objects(struct rec_procs *ps);
-/* Start time and mount-namespace state of a process read before; -ENOENT if not. */
-int rec_procs__info(struct rec_procs *ps, uint32_t pid, uint64_t *start_time, bool *other_ns);
+/* What stkrec learnt of a process when it read it (it may be gone since). */
+struct rec_proc_info {
+	uint64_t start_time;
+	bool other_ns;		/* another mount namespace than stkrec's */
+	uint32_t uid;		/* owner of /proc/PID: its effective uid (root if not dumpable) */
+};
+int rec_procs__info(struct rec_procs *ps, uint32_t pid, struct rec_proc_info *info);
 
 /* JIT perf maps (/tmp/perf-PID.map) copied as they grow (perfmap.c). */
 struct rec_perfmaps;

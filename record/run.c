@@ -481,7 +481,7 @@ int rec_run(const struct rec_opts *o)
 		goto out;
 	r.w = cap_writer__open(o->output);
 	if (!r.w) {
-		err = rec_err(-errno, "cannot create %s: %s", o->output, strerror(errno));
+		err = rec_err(-errno, "cannot create %s: %s", o->output, cap_output_strerror(-errno));
 		goto out;
 	}
 

@@ -314,7 +314,7 @@ int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep
 	if (o->svg_out) {
 		err = emit_svg_diff_file(o->svg_out, &before, m, o, factor);
 		if (err) {
-			fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, strerror(-err));
+			fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, cap_output_strerror(err));
 			goto out;
 		}
 	}

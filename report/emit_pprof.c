@@ -571,12 +571,16 @@ static int put_profile(struct builder *b, struct pb *out, struct rep_capture **c
 
 static int write_gz(const char *path, const struct pb *p)
 {
-	gzFile gz = gzopen(path, "wb9");
+	int fd = cap_create_output(path, false), err = 0;
+	gzFile gz = fd >= 0 ? gzdopen(fd, "wb9") : NULL;
 	size_t off = 0;
-	int err = 0;
 
-	if (!gz)
-		return errno ? -errno : -ENOMEM;
+	if (fd < 0)
+		return fd;
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
 	while (off < p->n && !err) {
 		unsigned int chunk = p->n - off > (1u << 30) ? 1u << 30 : (unsigned int)(p->n - off);
 
@@ -633,7 +637,7 @@ int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const st
 	if (!err) {
 		err = write_gz(path, &out);
 		if (err)
-			fprintf(stderr, "stkreport: %s: %s\n", path, strerror(-err));
+			fprintf(stderr, "stkreport: %s: %s\n", path, cap_output_strerror(err));
 	} else {
 		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
 	}

@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 
@@ -378,7 +379,7 @@ static int svg_write(struct svg *s, const char *path, const char *title)
 	double total = (double)s->nodes[0].count;
 	FILE *out;
 	uint32_t i;
-	int err;
+	int err, fd;
 
 	err = layout(s);
 	if (err)
@@ -390,9 +391,15 @@ static int svg_write(struct svg *s, const char *path, const char *title)
 		if ((d < 0 ? -d : d) > max_delta)
 			max_delta = d < 0 ? -d : d;
 	}
-	out = fopen(path, "w");
-	if (!out)
-		return -errno;
+	fd = cap_create_output(path, false);
+	if (fd < 0)
+		return fd;
+	out = fdopen(fd, "w");
+	if (!out) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n", IMG_W, height, IMG_W, height);

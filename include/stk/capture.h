@@ -18,6 +18,7 @@
 #ifndef STK_CAPTURE_H
 #define STK_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -380,13 +381,31 @@ const char *cap_loss_name(unsigned int kind);
 /* Name of a probe kind ("tracepoint", "uprobe", ...), never NULL. */
 const char *cap_probe_kind_name(unsigned int kind);
 
+/* ---- files others may control (files.c) ------------------------------------------------- */
+
+/*
+ * Open a regular file for reading: a FIFO, device, socket or directory is -EINVAL (without
+ * blocking), a symlink as the last component -ELOOP unless follow.
+ */
+int cap_open_regular(const char *path, bool follow);
+/* The same for path inside root (/proc/PID/root): symlinks cannot leave it. */
+int cap_open_in_root(const char *root, const char *path);
+/*
+ * Create an output file, or reuse an existing regular file of ours with one link; a symlink,
+ * FIFO or another user's file at path is -EEXIST and left alone. private: mode 0600 (also for
+ * a reused file), else 0666 less the umask. Returns the fd for writing, or -errno.
+ */
+int cap_create_output(const char *path, bool private);
+/* Why cap_create_output() failed, for a one-line error. */
+const char *cap_output_strerror(int err);
+
 /* ---- writing ---------------------------------------------------------------------------- */
 
 struct cap_writer;
 
 /*
- * Create (or truncate) a capture at path with mode 0600 and write the file header. Returns NULL
- * with errno set.
+ * Create a capture at path (cap_create_output(), private) and write the file header. Returns
+ * NULL with errno set.
  */
 struct cap_writer *cap_writer__open(const char *path);
 

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Files other users control. stkrec runs as root, writes where others can write (/tmp) and reads
+# the perf maps traced processes leave in /tmp. Planted by `nobody`:
+#  - at the output path (-o, --svg, --pprof): a symlink to a root file, a FIFO, a file of theirs:
+#    refused in one line, the target untouched, nothing hangs;
+#  - as /tmp/perf-PID.map of their own process: a FIFO, a symlink to a root-only file, a 10 GB
+#    sparse file; and one made by another user (daemon) for nobody's process: the recording ends
+#    on time, reports, and holds none of those files' lines. A map of nobody's own is read.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+command -v setpriv >/dev/null || { not_ok hostile.setpriv "setpriv(1) (util-linux) missing"; e2e_done; }
+
+nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+as_nobody() { "${nobody[@]}" "$@"; }
+as_daemon() { setpriv --reuid=daemon --regid=daemon --clear-groups -- "$@"; }
+
+pub=$tmp/pub
+mkdir -m 1777 "$pub"
+victim=$tmp/victim
+echo precious >"$victim"
+chmod 0644 "$victim"
+
+# the target left as it was: content and mode
+victim_untouched() { # NAME
+	check_eq "$1.victim_content" precious "$(head -c 16 "$victim" | tr -dc "[:print:]")"
+	check_eq "$1.victim_mode" 644 "$(stat -c %a "$victim")"
+}
+
+# ---- outputs -------------------------------------------------------------------------------
+
+as_nobody ln -s "$victim" "$pub/link.stk"
+rec out_link -q -F 49 -D 1 -o "$pub/link.stk"
+check_error out_link 1 $? "$tmp/out_link.err" /nonexistent 'link\.stk: .*exists'
+victim_untouched out_link
+check_true out_link.still_link "the symlink left in place" test -L "$pub/link.stk"
+
+as_nobody mkfifo "$pub/fifo.stk"
+rec out_fifo -q -F 49 -D 1 -o "$pub/fifo.stk"
+check_error out_fifo 1 $? "$tmp/out_fifo.err" /nonexistent 'fifo\.stk: .*exists'
+check_true out_fifo.still_fifo "the FIFO left in place" test -p "$pub/fifo.stk"
+
+as_nobody sh -c "echo theirs >'$pub/theirs.stk'"
+rec out_theirs -q -F 49 -D 1 -o "$pub/theirs.stk"
+check_error out_theirs 1 $? "$tmp/out_theirs.err" /nonexistent 'theirs\.stk: .*exists'
+check_eq out_theirs.owner nobody "$(stat -c %U "$pub/theirs.stk")"
+check_eq out_theirs.content theirs "$(head -c 16 "$pub/theirs.stk" | tr -dc "[:print:]")"
+
+# A file of root's own is replaced, and private again.
+echo old >"$pub/mine.stk"
+chmod 0644 "$pub/mine.stk"
+rec out_mine -q -F 49 -D 1 -o "$pub/mine.stk"
+check_eq out_mine.exit 0 $? "$tmp/out_mine.err"
+check_eq out_mine.mode 600 "$(stat -c %a "$pub/mine.stk")"
+report out_mine_rep "$pub/mine.stk" -q
+check_eq out_mine.reports 0 $? "$tmp/out_mine_rep.rerr"
+
+for kind in svg pprof; do
+	as_nobody ln -s "$victim" "$pub/link.$kind"
+	report "rep_$kind" "$pub/mine.stk" "--$kind" "$pub/link.$kind"
+	rc=$?
+	check_eq "rep_$kind.exit" 1 "$rc" "$tmp/rep_$kind.rerr"
+	check_true "rep_$kind.one_line" "one line naming the path, got '$(head -1 "$tmp/rep_$kind.rerr")'" \
+		grep -q "^stkreport: .*link\.$kind: .*exists" "$tmp/rep_$kind.rerr"
+	victim_untouched "rep_$kind"
+	as_nobody mkfifo "$pub/fifo.$kind"
+	report "rep_${kind}_fifo" "$pub/mine.stk" "--$kind" "$pub/fifo.$kind"
+	check_eq "rep_${kind}_fifo.exit" 1 $? "$tmp/rep_${kind}_fifo.rerr"
+done
+
+# ---- perf maps ---------------------------------------------------------------------------
+
+secret=$tmp/secret
+mkdir -m 0700 "$secret"
+printf '1000 100 ROOT_ONLY_LINE\n' >"$secret/perf.map"
+chmod 0600 "$secret/perf.map"
+
+pids=()
+burner() { # NAME: a burner as nobody; sets BURNER
+	wl_bg "$1" "${nobody[@]}" "$WL/wl_burner" -v 8	# setpriv execs: WL_PID is the job
+	BURNER=$WL_PID
+	pids+=("$WL_PID")
+}
+burner pm_fifo
+as_nobody mkfifo "/tmp/perf-$BURNER.map"
+burner pm_link
+as_nobody ln -s "$secret/perf.map" "/tmp/perf-$BURNER.map"
+burner pm_sparse
+as_nobody truncate -s 10G "/tmp/perf-$BURNER.map"
+burner pm_daemon
+as_daemon sh -c "printf '2000 100 DAEMON_PLANTED\n' >/tmp/perf-$BURNER.map"
+burner pm_own
+as_nobody sh -c "printf '3000 100 NOBODY_OWN\n' >/tmp/perf-$BURNER.map"
+
+list=$(IFS=,; echo "${pids[*]}")
+start=$(date +%s)
+rec pm -F 49 -D 2 -o "$tmp/pm.stk" -p "$list"
+rc=$?
+took=$(($(date +%s) - start))
+for p in "${pids[@]}"; do
+	kill "$p" 2>/dev/null
+	rm -f "/tmp/perf-$p.map"
+done
+check_eq pm.exit 0 "$rc" "$tmp/pm.err"
+check_true pm.on_time "-D 2 to end within 20 s, took ${took} s" test "$took" -le 20
+check_true pm.sparse_warned "a warning for the 10 GB file, got: $(grep -v '^Sampling' "$tmp/pm.err" | head -3)" \
+	grep -q 'perf-[0-9]*\.map: read 256 MiB, the rest is left out' "$tmp/pm.err"
+"$PWD/$OUTPUT/tests/tools/capdump" "$tmp/pm.stk" >"$tmp/pm.dump"
+lacks() { ! grep -qa "$1" "$tmp/pm.dump"; }
+check_true pm.own_read "nobody's own map read (NOBODY_OWN)" grep -qa NOBODY_OWN "$tmp/pm.dump"
+check_true pm.no_root_file "no line of the root-only file" lacks ROOT_ONLY_LINE
+check_true pm.no_daemon_file "no line of daemon's file" lacks DAEMON_PLANTED
+report pm_rep "$tmp/pm.stk" -q
+check_eq pm.reports 0 $? "$tmp/pm_rep.rerr"
+e2e_done
