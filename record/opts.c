@@ -303,11 +303,13 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		if (rec_parse_u64(arg, 0, UINT64_MAX / 1000, &v))
 			return usage_err("invalid --min-block '%s' (microseconds)", arg);
 		o->min_block_us = v;
+		o->block_given = true;
 		return 0;
 	case OPT_MAX_BLOCK:
 		if (rec_parse_u64(arg, 1, UINT64_MAX / 1000, &v))
 			return usage_err("invalid --max-block '%s' (microseconds)", arg);
 		o->max_block_us = v;
+		o->block_given = true;
 		return 0;
 	case OPT_NO_SYMTABS:
 		o->no_symtabs = true;
@@ -378,6 +380,8 @@ static int check_modes(const struct rec_opts *o)
 	if (o->snoop && !o->nspecs)
 		return usage_err("--snoop needs a probe SPEC (bcc stacksnoop traces functions)%s",
 				 "");
+	if (o->block_given && !o->offcpu)
+		return usage_err("--min-block and --max-block apply to --offcpu%s", "");
 	if (o->min_block_us > o->max_block_us)
 		return usage_err("--min-block is above --max-block%s", "");
 	return 0;

@@ -2,9 +2,11 @@
 /* opts.c: stkreport's command line (the contract in the project brief / stkreport(1)). */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "report.h"
 
@@ -109,6 +111,13 @@ static int usage_error(const char *msg, const char *arg)
 	fprintf(stderr, "stkreport: %s%s%s\nTry 'stkreport --help'.\n", msg, arg ? ": " : "",
 		arg ? arg : "");
 	return -EINVAL;
+}
+
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
 static int parse_pct(const char *s, double *v)
@@ -324,10 +333,29 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 	return 0;
 }
 
+/* A bad --grep regex is a usage error, said before any capture is read. */
+static int check_regex(const char *re)
+{
+	char msg[256];
+	regex_t r;
+	int rc;
+
+	if (!re)
+		return 0;
+	rc = regcomp(&r, re, REG_EXTENDED | REG_NOSUB);
+	if (!rc) {
+		regfree(&r);
+		return 0;
+	}
+	regerror(rc, &r, msg, sizeof(msg));
+	return usage_error("--grep: invalid regular expression", msg);
+}
+
 /* Combinations that make no sense, refused before any capture is read. */
 static int check_combinations(const struct rep_opts *o)
 {
 	int outputs = !!o->folded + !!o->tree + !!o->json + !!o->sql;
+	int files = !!(o->sql || o->sqlite_out) + !!o->pprof_out + !!o->svg_out;
 
 	if (!o->ninputs)
 		return usage_error("no capture given", NULL);
@@ -344,10 +372,17 @@ static int check_combinations(const struct rep_opts *o)
 		return usage_error("--normalize applies to --diff", NULL);
 	if (o->diff && o->ninputs != 2)
 		return usage_error("--diff wants exactly two captures: BEFORE AFTER", NULL);
-	if (o->diff && (o->tree || o->sql || o->json))
-		return usage_error("--diff prints folded lines; it does not combine with --tree, "
-				   "--json or --sql", NULL);
-	return 0;
+	if (o->diff && (o->tree || o->sql || o->json || o->sqlite_out || o->pprof_out))
+		return usage_error("--diff prints folded lines (or --svg); it does not combine with "
+				   "--tree, --json, --sql, --sqlite or --pprof", NULL);
+	if (files > 1)
+		return usage_error("choose one of --sql/--sqlite, --pprof and --svg", NULL);
+	if ((o->pprof_out || o->svg_out) && (o->folded || o->tree || o->json))
+		return usage_error("--pprof and --svg write a file; they do not combine with -f, "
+				   "--tree or --json", NULL);
+	if (o->symfs && !is_directory(o->symfs))
+		return usage_error("--symfs: not a directory", o->symfs);
+	return check_regex(o->grep);
 }
 
 void rep_opts__free(struct rep_opts *o)

@@ -62,6 +62,11 @@ static int open_error(const char *path, int err)
 static int report_damage(const char *path, const struct rep_capture *c)
 {
 	switch (c->how) {
+	case REP_END_UNCLOSED:
+		/* chunks end on a boundary after kill -9: said even with -q, as a truncation is */
+		fprintf(stderr, "stkreport: %s: not closed, ends after interval %u "
+			"(the recorder was killed or its disk filled)\n", path, c->nintervals);
+		return 0;
 	case REP_END_TRUNCATED:
 		/* expected after kill -9 or a full disk: what was read is a valid report */
 		fprintf(stderr,
@@ -110,7 +115,7 @@ static int run_svg(const struct rep_opts *o, struct rep_capture **caps, struct r
 				o->ninputs, o, m);
 
 	if (err)
-		fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, strerror(-err));
+		fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, cap_output_strerror(err));
 	return err;
 }
 
@@ -118,14 +123,8 @@ int rep_run(const struct rep_opts *o)
 {
 	struct rep_model m = { 0 };
 	struct rep_capture **caps;
-	struct rep_filter *f;
 	int err, i;
 
-	/* a bad --grep regex is a usage error: say it before reading anything */
-	f = rep_filter__new(o);
-	if (!f)
-		return -errno;
-	rep_filter__free(f);
 	caps = calloc(o->ninputs, sizeof(*caps));
 	if (!caps) {
 		fprintf(stderr, "stkreport: %s\n", strerror(ENOMEM));

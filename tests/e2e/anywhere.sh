@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The report of a capture is the same on the recording host and on a host without its
 # binaries: record a uprobe workload, report it, then report it again in a mount namespace
-# where the workload's directory is hidden under an empty tmpfs (and --symfs points nowhere).
+# where the workload's directory is hidden under an empty tmpfs (and --symfs is an empty directory).
 # The capture's embedded symbol tables (OBJECTS records) must make both reports identical.
 # With --no-symtabs the hidden-binary report must lose the names (proof that the first check
 # can fail).
@@ -20,11 +20,12 @@ bin=$tmp/bin/wl_uprobe
 n=5000
 
 # hidden NAME CAPTURE ARGS...: stkreport ARGS CAPTURE with $tmp/bin hidden.
+mkdir "$tmp/nothing"
 hidden() {
 	local name=$1 cap=$2
 	shift 2
 	unshare -m sh -c 'mount -t tmpfs none "$1" && shift && exec "$@"' sh "$tmp/bin" \
-		timeout -k 5 "$E2E_TIMEOUT" "$STKREPORT" --symfs /nonexistent "$@" "$cap" \
+		timeout -k 5 "$E2E_TIMEOUT" "$STKREPORT" --symfs "$tmp/nothing" "$@" "$cap" \
 		>"$tmp/$name.rep" 2>"$tmp/$name.rerr"
 }
 

@@ -84,6 +84,7 @@ usage_case pid_value 2 'notapid' -p notapid t:syscalls:sys_enter_getppid
 usage_case freq_value 2 'abc|frequency|-F' -F abc
 usage_case interval_value 2 '-5|interval|-i' -i -5 t:syscalls:sys_enter_getppid
 usage_case spec_syntax '1|2' 'x:y:z:w' x:y:z:w
+usage_case block_no_offcpu 2 "min-block.*offcpu" --min-block 100 -F 49
 
 # -h and -V: exit 0 on stdout.
 "$STKREC" -h >"$tmp/h.out" 2>&1

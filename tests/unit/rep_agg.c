@@ -183,8 +183,8 @@ static void test_opts(void)
 	T_CHECK("test_rep_opts_flags", o.perpid && o.delimited && o.offset && o.verbose &&
 		!o.folded && o.input && !strcmp(o.input, "run.stk"), "flags not set");
 	rep_opts__free(&o);
-	T_EQ_INT("test_rep_opts_input", 0, parse("stkreport --symfs /x -i a.stk --tree", &o));
-	T_CHECK("test_rep_opts_input_values", o.tree && o.symfs && !strcmp(o.symfs, "/x") &&
+	T_EQ_INT("test_rep_opts_input", 0, parse("stkreport --symfs / -i a.stk --tree", &o));
+	T_CHECK("test_rep_opts_input_values", o.tree && o.symfs && !strcmp(o.symfs, "/") &&
 		o.input && !strcmp(o.input, "a.stk"), "values not set");
 	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_tree_min", 0, parse("stkreport --tree --tree-min 2.5 a", &o));
@@ -219,6 +219,16 @@ static void test_opts(void)
 	T_EQ_INT("test_rep_opts_bad_pid", -EINVAL, parse("stkreport --pid 3, a", &o));
 	rep_opts__free(&o);
 	T_EQ_INT("test_rep_opts_unknown", -EINVAL, parse("stkreport --bogus a", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_symfs_missing", -EINVAL,
+		 parse("stkreport --symfs /nonexistent/dir a.stk", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_grep_bad", -EINVAL, parse("stkreport --grep ( a.stk", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_pprof_svg", -EINVAL,
+		 parse("stkreport --pprof a.pb.gz --svg a.svg a.stk", &o));
+	rep_opts__free(&o);
+	T_EQ_INT("test_rep_opts_svg_folded", -EINVAL, parse("stkreport --svg a.svg -f a.stk", &o));
 	rep_opts__free(&o);
 	fclose(stderr);
 	stderr = saved;
