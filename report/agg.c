@@ -172,6 +172,8 @@ static int intern_frame(struct builder *b, struct rep_frame f, uint32_t *id)
 		if (err)
 			return err;
 		f.flags |= REP_FRAME_F_USED;
+		if (rep_needs_escape(buf, REP_ESC_SEMICOLON))
+			f.flags |= REP_FRAME_F_ESCAPE;
 		f.text = tid;
 		m->frames[tid] = f;
 	}

@@ -222,6 +222,7 @@ static int print_lines(FILE *out, const struct diff *d, double factor)
 
 		if (factor != 1)
 			before = (uint64_t)((double)before * factor + 0.5);
+		/* the paths are escaped already (emit_folded_line()) */
 		fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", rep_strtab__str(&d->lines, id), before,
 			d->count[1][id]);
 	}
@@ -246,8 +247,9 @@ static int share_cmp(const void *a, const void *b, void *ctx)
 
 static void print_share(FILE *out, const struct diff *d, const struct share *s)
 {
-	fprintf(out, "#   %+.2f%%  %.2f%% -> %.2f%%  %s\n", s->after - s->before, s->before,
-		s->after, rep_strtab__str(&d->funcs, s->func));
+	fprintf(out, "#   %+.2f%%  %.2f%% -> %.2f%%  ", s->after - s->before, s->before, s->after);
+	rep_fputs_escaped(out, rep_strtab__str(&d->funcs, s->func), 0);
+	fputc('\n', out);
 }
 
 static int print_shares(FILE *out, const struct diff *d, const char *const *names)
@@ -264,8 +266,11 @@ static int print_shares(FILE *out, const struct diff *d, const char *const *name
 	}
 	if (n)
 		qsort_r(v, n, sizeof(*v), share_cmp, (void *)&d->funcs);
-	fprintf(out, "# diff: before %s: %" PRIu64 " events, after %s: %" PRIu64 " events\n",
-		names[0], d->total[0], names[1], d->total[1]);
+	fputs("# diff: before ", out);
+	rep_fputs_escaped(out, names[0], 0);
+	fprintf(out, ": %" PRIu64 " events, after ", d->total[0]);
+	rep_fputs_escaped(out, names[1], 0);
+	fprintf(out, ": %" PRIu64 " events\n", d->total[1]);
 	fputs("# grew most (share of samples with the function on the stack, before -> after):\n",
 	      out);
 	/* a change under half a hundredth of a point prints as 0.00: leave it out */

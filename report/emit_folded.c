@@ -4,7 +4,9 @@
  * of flamegraph.pl, as bcc's stackcount -f (delimiter always with -d) and profile -f (delimiter
  * only when both stacks exist, "[Missed ... Stack]" placeholders) print it. Lines follow the
  * list order (least to most frequent); with -T each interval is headed by its time. With --by
- * the group's value is the first frame. The path is shared with --diff and --svg.
+ * the group's value is the first frame. The path is shared with --diff and --svg. Names go out
+ * escaped (escape.h), ';' too, so a name can add neither a line nor a frame (FlameGraph's
+ * stackcollapse-perf.pl turns ';' in names into ':' for the same reason; bcc leaves it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +25,9 @@ static uint32_t add_reversed(const struct rep_model *m, const uint32_t *frames, 
 			     bool kernel, struct emit_path_elem *path, uint32_t at)
 {
 	while (n--)
-		path[at++] = (struct emit_path_elem){ rep_strtab__str(&m->strs, frames[n]), kernel };
+		path[at++] = (struct emit_path_elem){
+			rep_strtab__str(&m->strs, frames[n]), kernel,
+			rep_model_frame_plain(m, frames[n]) };
 	return at;
 }
 
@@ -84,11 +88,16 @@ void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n)
 {
 	uint32_t i;
 
-	/* fputs, not fprintf: this loop runs once per frame of every line */
+	/* no fprintf: this loop runs once per frame of every line. Escaping ';' and line ends
+	 * keeps each stack one line of the frames it has, whatever its names hold; frames the
+	 * model found plain skip the scan. */
 	for (i = 0; i < n; i++) {
 		if (i)
 			fputc(';', out);
-		fputs(path[i].name, out);
+		if (path[i].plain)
+			fputs(path[i].name, out);
+		else
+			rep_fputs_escaped(out, path[i].name, REP_ESC_SEMICOLON);
 	}
 }
 

@@ -33,14 +33,18 @@ static void group_head(FILE *out, const struct rep_model *m, const struct rep_op
 	if (o->by == REP_BY_NONE || (prev && prev->section == st->section &&
 				     prev->group == st->group))
 		return;
-	fprintf(out, "%s\n", str(m, m->groups[st->group].label));
+	rep_fputs_escaped(out, str(m, m->groups[st->group].label), 0);
+	fputc('\n', out);
 }
 
-/* One frame line; fputs, not fprintf: this runs once per printed frame. */
-static void frame_line(FILE *out, const char *indent, const char *text)
+/* One frame line; no fprintf: this runs once per printed frame. */
+static void frame_line(FILE *out, const char *indent, const struct rep_model *m, uint32_t id)
 {
 	fputs(indent, out);
-	fputs(text, out);
+	if (rep_model_frame_plain(m, id))
+		fputs(str(m, id), out);
+	else
+		rep_fputs_escaped(out, str(m, id), 0);
 	fputc('\n', out);
 }
 
@@ -62,14 +66,17 @@ static void stackcount_stack(FILE *out, const struct rep_model *m, const struct 
 	uint32_t i;
 
 	for (i = 0; i < st->nk; i++)
-		frame_line(out, "  ", str(m, st->frames[i]));
+		frame_line(out, "  ", m, st->frames[i]);
 	/* stackcount prints the delimiter even when one side is empty */
 	if (need_delimiter(o))
 		fputs("    --\n", out);
 	for (i = 0; i < st->nu; i++)
-		frame_line(out, "  ", str(m, st->frames[st->nk + i]));
-	if (o->perpid)
-		fprintf(out, "    %s [%" PRIu32 "]\n", str(m, st->comm), st->pid);
+		frame_line(out, "  ", m, st->frames[st->nk + i]);
+	if (o->perpid) {
+		fputs("    ", out);
+		rep_fputs_escaped(out, str(m, st->comm), 0);
+		fprintf(out, " [%" PRIu32 "]\n", st->pid);
+	}
 	fprintf(out, "    %" PRIu64 "\n\n", st->count);
 }
 
@@ -91,7 +98,7 @@ static void profile_stack(FILE *out, const struct rep_model *m, const struct rep
 			fputs("    [Missed Kernel Stack]\n", out);
 		else
 			for (i = 0; i < st->nk; i++)
-				frame_line(out, "    ", str(m, st->frames[i]));
+				frame_line(out, "    ", m, st->frames[i]);
 	}
 	if (!o->kernel_only) {
 		if (need_delimiter(o) && (st->flags & REP_STACK_F_HAS_K) &&
@@ -101,9 +108,11 @@ static void profile_stack(FILE *out, const struct rep_model *m, const struct rep
 			fputs("    [Missed User Stack]\n", out);
 		else
 			for (i = 0; i < st->nu; i++)
-				frame_line(out, "    ", str(m, st->frames[st->nk + i]));
+				frame_line(out, "    ", m, st->frames[st->nk + i]);
 	}
-	fprintf(out, "    %-16s %s (%" PRIu32 ")\n", "-", str(m, st->comm), st->pid);
+	fprintf(out, "    %-16s ", "-");
+	rep_fputs_escaped(out, str(m, st->comm), 0);
+	fprintf(out, " (%" PRIu32 ")\n", st->pid);
 	fprintf(out, "        %" PRIu64 "\n\n", st->count);
 }
 

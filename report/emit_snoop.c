@@ -48,10 +48,12 @@ struct snoop_out {
 	uint32_t nframes, cap;
 };
 
-static void line_start(struct snoop_out *s, const struct cap_row *row, double t)
+/* comm: the event's, escaped and cut to stacksnoop's 12 columns (print_event()) */
+static void line_start(struct snoop_out *s, const struct cap_row *row, const char *comm,
+		       double t)
 {
 	if (s->o->verbose)
-		fprintf(s->out, "%-18.9f %-12.12s %-6u %-3u ", t, row->comm, row->tid, row->cpu);
+		fprintf(s->out, "%-18.9f %-12s %-6u %-3u ", t, comm, row->tid, row->cpu);
 	else
 		fprintf(s->out, "%-18.9f ", t);
 }
@@ -115,6 +117,7 @@ static bool grep_matches(const struct snoop_out *s)
 static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint32_t i)
 {
 	const struct cap_row *row = &ri->iv->rows[i];
+	char comm[13];
 	double t;
 	int err = 0;
 
@@ -131,20 +134,24 @@ static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint3
 	}
 	t = row->ts_ns >= s->first_ns ? (row->ts_ns - s->first_ns) / 1e9 :
 					-((s->first_ns - row->ts_ns) / 1e9);
-	line_start(s, row, t);
+	/* bcc's %-12.12s, but an escape is never cut in two */
+	rep_escape(comm, sizeof(comm), row->comm, 0);
+	line_start(s, row, comm, t);
 	fputs("\n", s->out);
 	for (uint32_t f = 0; f < s->nframes; f++) {
-		line_start(s, row, t);
+		line_start(s, row, comm, t);
 		if (f == 0)
 			fprintf(s->out, "ip: %" PRIx64 " ", s->addrs[f]);
 		else
 			fprintf(s->out, "r%u: %" PRIx64 " ", f - 1, s->addrs[f]);
-		if (!s->names[f])
+		if (!s->names[f]) {
 			fputs("[unknown]\n", s->out);
-		else if (s->o->offset)
-			fprintf(s->out, "%s+0x%" PRIx64 "\n", s->names[f], s->offsets[f]);
-		else
-			fprintf(s->out, "%s\n", s->names[f]);
+			continue;
+		}
+		rep_fputs_escaped(s->out, s->names[f], 0);
+		if (s->o->offset)
+			fprintf(s->out, "+0x%" PRIx64, s->offsets[f]);
+		fputc('\n', s->out);
 	}
 	return 0;
 }

@@ -169,8 +169,9 @@ static void print_children(FILE *out, const struct tree *t, const struct rep_opt
 
 		if (pct < o->tree_min_pct)
 			continue;
-		fprintf(out, "%*s%" PRIu64 " %.2f%% %s\n", (int)depth * 2, "", n->count, pct,
-			n->name);
+		fprintf(out, "%*s%" PRIu64 " %.2f%% ", (int)depth * 2, "", n->count, pct);
+		rep_fputs_escaped(out, n->name, 0);
+		fputc('\n', out);
 		print_children(out, t, o, t->order[i], depth + 1);
 	}
 }
@@ -209,8 +210,11 @@ static int tree_emit(FILE *out, const struct rep_model *m, const struct rep_capt
 		do {
 			uint32_t g = i < m->nstacks ? m->stacks[i].group : 0;
 
-			if (o->by != REP_BY_NONE && i < m->nstacks && m->stacks[i].section == s)
-				fprintf(out, "%s\n", rep_strtab__str(&m->strs, m->groups[g].label));
+			if (o->by != REP_BY_NONE && i < m->nstacks && m->stacks[i].section == s) {
+				rep_fputs_escaped(out, rep_strtab__str(&m->strs, m->groups[g].label),
+						  0);
+				fputc('\n', out);
+			}
 			for (; i < m->nstacks && m->stacks[i].section == s &&
 			       m->stacks[i].group == g && !err; i++)
 				err = add_stack(&t, m, o, &m->stacks[i]);

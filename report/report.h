@@ -18,6 +18,7 @@
 
 #include <stk/capture.h>
 
+#include "escape.h"
 #include "htab.h"
 #include "symbolize.h"
 
@@ -192,6 +193,8 @@ bool rep_capture_is_profile(const struct rep_capture *c);
 #define REP_FRAME_F_KERNEL 0x1u		/* a kernel frame */
 #define REP_FRAME_F_INLINED 0x2u	/* a function inlined into the next frame of the stack */
 #define REP_FRAME_F_USED 0x4u		/* the slot holds a frame (not every string id is one) */
+#define REP_FRAME_F_ESCAPE 0x8u		/* its text holds a byte text outputs escape, ';' included
+					 * (escape.h): checked once per frame, not per line */
 
 struct rep_frame {
 	const char *name;	/* NULL when unnamed: reason says why */
@@ -275,6 +278,12 @@ static inline const struct rep_frame *rep_model_frame(const struct rep_model *m,
 	return &m->frames[id];
 }
 
+/* Whether frame id's text prints as it is: nothing in it to escape (REP_FRAME_F_ESCAPE). */
+static inline bool rep_model_frame_plain(const struct rep_model *m, uint32_t id)
+{
+	return (m->frames[id].flags & (REP_FRAME_F_USED | REP_FRAME_F_ESCAPE)) == REP_FRAME_F_USED;
+}
+
 /* One capture (c: its file name in the summary and for --by capture). */
 int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
 		     const struct rep_model_cfg *cfg);
@@ -314,6 +323,7 @@ int rep_stack_cmp(const struct rep_model *m, const struct rep_stack *a, const st
 
 /* ---- emitters (emit_*.c) ------------------------------------------------------------------- */
 
+/* Text layouts print every name from a capture escaped (escape.h); JSON and SVG their way. */
 struct emitter {
 	const char *name;
 	/* model keying this layout needs, filled from the options and capture mode */
@@ -334,6 +344,8 @@ int emit_utf8_len(const unsigned char *s);
 struct emit_path_elem {
 	const char *name;	/* lent by the model (or a literal) */
 	bool kernel;
+	bool plain;		/* known to hold nothing to escape (a frame without
+				 * REP_FRAME_F_ESCAPE); false: print it escaped */
 };
 
 /*
@@ -344,7 +356,7 @@ struct emit_path_elem {
  */
 int64_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
 			 const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap);
-/* The path joined with ';' (no count, no newline). */
+/* The path joined with ';' (no count, no newline), names escaped with REP_ESC_SEMICOLON. */
 void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n);
 
 /* --snoop captures: bcc stacksnoop's layout, one event at a time (emit_snoop.c) */

@@ -999,7 +999,8 @@ static int table_push(struct table *t, const char *s)
 		t->cells = v;
 		t->cap = cap;
 	}
-	if (s && !(copy = strdup(s)))
+	/* cells hold what prints (escape.h): widths are measured on it */
+	if (s && !(copy = rep_escape_dup(s, 0)))
 		return -ENOMEM;
 	t->cells[t->n++] = copy;
 	return 0;
@@ -1057,21 +1058,37 @@ static void table_print(FILE *out, const struct table *t)
 	}
 }
 
-static void csv_field(FILE *out, const char *s)
+/*
+ * A CSV field: escaped as every text output (escape.h), so no CR or LF is left to quote and
+ * every record is one line; then quoted when it holds a comma or a double quote or begins or
+ * ends with a space. 0 or -ENOMEM.
+ */
+static int csv_field(FILE *out, const char *raw)
 {
+	char *esc = NULL;
+	const char *s = raw;
+
 	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\r\n") && *s != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
+		return 0;
+	if (rep_needs_escape(s, 0)) {
+		esc = rep_escape_dup(s, 0);
+		if (!esc)
+			return -ENOMEM;
+		s = esc;
+	}
+	if (!strpbrk(s, ",\"") && *s != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
 		fputs(s, out);
-		return;
+	} else {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
 	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
+	free(esc);
+	return 0;
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0. */
@@ -1184,10 +1201,10 @@ static int run_rows(FILE *out, sqlite3 *db, sqlite3_stmt *s, const struct rep_op
 		}
 	}
 	if (o->csv) {
-		for (c = 0; c < ncols; c++) {
+		for (c = 0; c < ncols && !err; c++) {
 			if (c)
 				fputc(',', out);
-			csv_field(out, sqlite3_column_name(s, c));
+			err = csv_field(out, sqlite3_column_name(s, c));
 		}
 		fputs("\r\n", out);
 	}
@@ -1207,7 +1224,7 @@ static int run_rows(FILE *out, sqlite3 *db, sqlite3_stmt *s, const struct rep_op
 				json_value(out, s, c);
 			} else if (o->csv) {
 				fputs(c ? "," : "", out);
-				csv_field(out, text);
+				err = csv_field(out, text);
 			} else {
 				if (type != SQLITE_NULL && type != SQLITE_INTEGER &&
 				    type != SQLITE_FLOAT)

@@ -13,7 +13,8 @@
  *   # unnamed frames: N (REASON: n, ...)   (only when N > 0, reasons by decreasing n)
  *
  * Several captures: one block per capture (without the unnamed line), then the unnamed line of
- * the merged model. With filters, last: "# filters kept N of M events".
+ * the merged model. With filters, last: "# filters kept N of M events". What comes from the
+ * capture (host, kernel, probe specs...) and the file name print escaped (escape.h).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -93,7 +94,11 @@ static void print_kfunc_mechanism(FILE *out, const struct rep_capture *c, uint32
 		return;
 	snprintf(key, sizeof(key), "probe.%" PRIu32 ".skipped", id);
 	skipped = cap_meta_get(c->meta, key);
-	fprintf(out, "#   mechanism: %s, skipped: %s\n", mech, skipped ? skipped : "?");
+	fputs("#   mechanism: ", out);
+	rep_fputs_escaped(out, mech, 0);
+	fputs(", skipped: ", out);
+	rep_fputs_escaped(out, skipped ? skipped : "?", 0);
+	fputc('\n', out);
 }
 
 static void print_probes(FILE *out, const struct rep_capture *c)
@@ -106,9 +111,11 @@ static void print_probes(FILE *out, const struct rep_capture *c)
 	for (i = 0; i < n; i++) {
 		const struct cap_probe *p = &c->meta->probes[i];
 
-		fprintf(out, "# probe %" PRIu32 ": %s (%s, %" PRIu32 " attached): %" PRIu64
-			" %s\n", p->id, p->spec ? p->spec : "?", cap_probe_kind_name(p->kind),
-			p->nattached, probe_events(c, p->id), rep_capture_weight_us(c) ? "us" : "events");
+		fprintf(out, "# probe %" PRIu32 ": ", p->id);
+		rep_fputs_escaped(out, p->spec ? p->spec : "?", 0);
+		fprintf(out, " (%s, %" PRIu32 " attached): %" PRIu64 " %s\n",
+			cap_probe_kind_name(p->kind), p->nattached, probe_events(c, p->id),
+			rep_capture_weight_us(c) ? "us" : "events");
 		print_kfunc_mechanism(out, c, p->id);
 	}
 }
@@ -120,11 +127,13 @@ static void print_unwind(FILE *out, const struct rep_capture *c)
 
 	if (!mode)
 		return;
-	fprintf(out, "# user stacks: %s\n",
-		!strcmp(mode, "fp") ? "fp (frame pointers)" :
-		!strcmp(mode, "cfi") ? "cfi (CFI tables from .eh_frame)" :
-		!strcmp(mode, "auto") ? "auto (CFI tables where an object has them, frame pointers "
-					"elsewhere)" : mode);
+	fputs("# user stacks: ", out);
+	rep_fputs_escaped(out,
+			  !strcmp(mode, "fp") ? "fp (frame pointers)" :
+			  !strcmp(mode, "cfi") ? "cfi (CFI tables from .eh_frame)" :
+			  !strcmp(mode, "auto") ? "auto (CFI tables where an object has them, frame "
+						  "pointers elsewhere)" : mode, 0);
+	fputc('\n', out);
 }
 
 /* --snoop: which CPUs lost events to a full ring buffer */
@@ -171,9 +180,18 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 {
 	unsigned int i;
 
-	fprintf(out, "# capture: %s (format %u.%u, %s)\n", name, c->major, c->minor, end_text(c));
-	fprintf(out, "# host: %s, kernel: %s, arch: %s, cpus: %s\n", meta(c, "host"),
-		meta(c, "kernel"), meta(c, "arch"), meta(c, "ncpus"));
+	fputs("# capture: ", out);
+	rep_fputs_escaped(out, name, 0);
+	fprintf(out, " (format %u.%u, %s)\n", c->major, c->minor, end_text(c));
+	fputs("# host: ", out);
+	rep_fputs_escaped(out, meta(c, "host"), 0);
+	fputs(", kernel: ", out);
+	rep_fputs_escaped(out, meta(c, "kernel"), 0);
+	fputs(", arch: ", out);
+	rep_fputs_escaped(out, meta(c, "arch"), 0);
+	fputs(", cpus: ", out);
+	rep_fputs_escaped(out, meta(c, "ncpus"), 0);
+	fputc('\n', out);
 	print_recorded(out, c);
 	print_probes(out, c);
 	print_unwind(out, c);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "sym_internal.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
@@ -112,11 +113,13 @@ static int progress(debuginfod_client *c, long done, long total)
 	if (!f->tty)
 		return 0;
 	f->progress_shown = true;
+	/* the name is the recorded object's: escaped, as every name from a capture (escape.h) */
+	fputs("\rstkreport: debuginfod: downloading ", stderr);
+	rep_fputs_escaped(stderr, f->current, 0);
 	if (total > 0)
-		fprintf(stderr, "\rstkreport: debuginfod: downloading %s: %ld/%ld KiB\033[K",
-			f->current, done >> 10, total >> 10);
+		fprintf(stderr, ": %ld/%ld KiB\033[K", done >> 10, total >> 10);
 	else
-		fprintf(stderr, "\rstkreport: debuginfod: downloading %s...\033[K", f->current);
+		fputs("...\033[K", stderr);
 	return 0;	/* go on */
 }
 

@@ -158,14 +158,18 @@ static void close_case(struct out *o, bool with_end)
 	o->w = NULL;
 }
 
-/* Metadata of a capture from host; freq_hz NULL for none (it then is not written at all). */
-static void put_meta_host(struct out *o, const char *mode, struct cap_probe *probes,
-			  uint32_t nprobes, const char *host, const char *freq_hz)
+/*
+ * Metadata of a capture from host running kernel, then nextra more keys; freq_hz NULL for none
+ * (it then is not written at all).
+ */
+static void put_meta_kv(struct out *o, const char *mode, struct cap_probe *probes,
+			uint32_t nprobes, const char *host, const char *kernel, const char *freq_hz,
+			const struct cap_kv *extra, uint32_t nextra)
 {
 	static char mono[32], real[32], start[32];
-	struct cap_kv kv[] = {
+	struct cap_kv kv[32] = {
 		{ "host", (char *)host },
-		{ "kernel", "6.1.0-golden" },
+		{ "kernel", (char *)kernel },
 		{ "arch", "x86_64" },
 		{ "ncpus", "4" },
 		{ "boot_id", "00000000-0000-0000-0000-000000000000" },
@@ -178,18 +182,27 @@ static void put_meta_host(struct out *o, const char *mode, struct cap_probe *pro
 		{ "clock.mono_ns", mono },
 		{ "clock.real_ns", real },
 		{ "start.mono_ns", start },
-		{ "freq_hz", (char *)freq_hz },	/* last: left out when NULL */
+		{ "freq_hz", (char *)freq_hz },	/* last fixed key: left out when NULL */
 	};
 	struct cap_record rec = { .type = CAP_CHUNK_META };
+	uint32_t n = 15 - !freq_hz;	/* the keys above */
 
 	snprintf(mono, sizeof(mono), "%llu", MONO0);
 	snprintf(real, sizeof(real), "%llu", REAL0);
 	snprintf(start, sizeof(start), "%llu", MONO0);
-	rec.meta.nkv = sizeof(kv) / sizeof(kv[0]) - !freq_hz;
+	for (uint32_t i = 0; i < nextra && n < 32; i++)
+		kv[n++] = extra[i];
+	rec.meta.nkv = n;
 	rec.meta.kv = kv;
 	rec.meta.nprobes = nprobes;
 	rec.meta.probes = probes;
 	put(o, &rec);
+}
+
+static void put_meta_host(struct out *o, const char *mode, struct cap_probe *probes,
+			  uint32_t nprobes, const char *host, const char *freq_hz)
+{
+	put_meta_kv(o, mode, probes, nprobes, host, "6.1.0-golden", freq_hz, NULL, 0);
 }
 
 static void put_meta(struct out *o, const char *mode, struct cap_probe *probes, uint32_t nprobes)
@@ -683,6 +696,150 @@ static void case_snoop(struct out *o)
 	close_case(o, true);
 }
 
+/*
+ * Names are data (tests/golden/control): every byte 0x01-0x1f and 0x7f, a backslash and ';' in
+ * comms, in function names of an embedded symbol table, in the object's path, in a kernel symbol
+ * and its module, in the host, kernel, probe spec and other metadata. Text outputs must escape
+ * them all (stkreport(1), OUTPUT); --json keeps its own escapes, the database the raw bytes.
+ * Every row is a stack of its own in every layout (tests/golden/run counts -f lines).
+ */
+#define K_CTL 0xffffffff81005000ull
+#define CTL_BASE 0x7f1000000000ull
+#define CTL_PATH "/opt/\x1b[1mevil\a/lib\tctl\n.so"
+
+static const char ctl_all[] = "ctl_\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+			      "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"
+			      "\x7f\\;_end";
+
+/* An object stkrec embedded (format.md 4.8): symbols and one segment, no file anywhere. */
+static void put_control_object(struct out *o)
+{
+	static struct cap_segment seg = { 0, 0, 0x2000, 0x2000 };
+	static struct cap_symbol syms[] = {
+		{ 0x1000, 0x100, (char *)ctl_all },
+		{ 0x1100, 0x100, "evil\nfake;stack 99999999" },
+		{ 0x1200, 0x100, "caf\xc3\xa9_utf8" },
+		/* 0x1300..: no symbol, "[unknown] (MODULE+0xOFF)" with -v */
+	};
+	struct cap_object obj = { .flags = CAP_OBJ_F_SYMTAB, .build_id_len = 20,
+				  .path = CTL_PATH, .debuglink = "", .nsegs = 1, .segs = &seg,
+				  .nsyms = 3, .syms = syms };
+	struct cap_record rec = { .type = CAP_CHUNK_OBJECTS, .objects = { 1, &obj } };
+
+	memset(obj.build_id, 0xc7, 20);
+	put(o, &rec);
+}
+
+/* The control processes: comms that hold every control byte between them, '\' and ';'. */
+static struct cap_process ctl_procs[] = {
+	{ 100, 0, 5000, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f",
+	  "/opt/\x1b[1mevil\a/prog\n", 2, NULL },
+	{ 101, 0, 5001, "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e", "/prog", 2,
+	  NULL },
+	{ 102, 0, 5002, "\x1f\x7f\\;x\nfake 9999", "/prog", 2, NULL },
+	{ 103, 0, 5003, "caf\xc3\xa9", "/prog", 2, NULL },
+	{ 104, 0, 5004, "\x1b[31mred\a", "/prog", 2, NULL },
+};
+#define NCTL (sizeof(ctl_procs) / sizeof(ctl_procs[0]))
+
+/* Start a control capture in mode: metadata, kernel symbols, the embedded object, processes. */
+static void open_control_case(struct out *o, const char *name, const char *file, const char *mode)
+{
+	static struct cap_mapping maps[NCTL][2];
+	static struct cap_probe probes[] = {
+		{ 0, CAP_PROBE_SAMPLE, 4, "profile\x1b]0;title\a\\" },
+	};
+	struct cap_kv extra[] = {
+		{ "unwind", "f\x1b[2Jp" },
+		{ "probe.0.mechanism", "m\x7f\r" },
+		{ "probe.0.skipped", "s\\k\v" },
+	};
+	struct cap_ksym ksyms[] = {
+		{ K_DO_SYSCALL, "do_syscall_64", NULL },
+		{ K_ENTRY, "entry_SYSCALL_64_after_hwframe", NULL },
+		{ K_CTL, "ksym\x1b[2J\n\\", "m\aod" },
+		{ K_CTL + 0x1000, "k_end", NULL },
+	};
+	struct cap_record krec = { .type = CAP_CHUNK_KSYMS, .ksyms = { 0, 4, ksyms } };
+	uint32_t i;
+
+	for (i = 0; i < NCTL; i++) {
+		maps[i][0] = text_map(&golden);
+		maps[i][1] = other_map(CTL_BASE, CTL_BASE + 0x2000, CAP_MAP_FILE, CTL_PATH, 0xc7);
+		ctl_procs[i].maps = maps[i];
+	}
+	probes[0].kind = strcmp(mode, "snoop") ? CAP_PROBE_SAMPLE : CAP_PROBE_UPROBE;
+	open_case_file(o, name, file);
+	put_meta_kv(o, mode, probes, 1, "ctl\x1b[31mhost\a", "6.1\r\n# forged: 1", NULL, extra,
+		    sizeof(extra) / sizeof(extra[0]));
+	put(o, &krec);
+	put_control_object(o);
+	put_procs(o, ctl_procs, NCTL);
+}
+
+/* The stacks of the control captures, leaf first. */
+#define CTL_U_ALL { CTL_BASE + 0x1004, CTL_BASE + 0x1110, at(&golden, "main", 0x1a), 0 }
+#define CTL_U_EVIL { CTL_BASE + 0x1104, at(&golden, "main", 0x1a), 0 }
+#define CTL_U_GAP { CTL_BASE + 0x1350, CTL_BASE + 0x1020, at(&golden, "main", 0x1a), 0 }
+#define CTL_U_UTF8 { CTL_BASE + 0x1204, at(&golden, "main", 0x1a), 0 }
+#define CTL_K { K_CTL + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 }
+
+/* A sampling capture: which 0 is input.stk, 1 before.stk (other counts, for --diff). */
+static void control_capture(struct out *o, const char *file, int which)
+{
+	const uint64_t k_ctl[] = CTL_K, u_all[] = CTL_U_ALL, u_evil[] = CTL_U_EVIL;
+	const uint64_t u_gap[] = CTL_U_GAP, u_utf8[] = CTL_U_UTF8;
+	static const uint64_t counts[2][4] = { { 7, 5, 3, 2 }, { 1, 10, 3, 2 } };
+	struct ivb b;
+	uint32_t kc, ua, ue, ug, uu;
+
+	open_control_case(o, "control", file, "profile");
+	iv_begin(&b, 0);
+	kc = iv_stack(&b, true, k_ctl);
+	ua = iv_stack(&b, false, u_all);
+	ue = iv_stack(&b, false, u_evil);
+	ug = iv_stack(&b, false, u_gap);
+	uu = iv_stack(&b, false, u_utf8);
+	iv_row(&b, 0, 100, ctl_procs[0].comm, kc, ua, 0, counts[which][0]);
+	iv_row(&b, 0, 101, ctl_procs[1].comm, 0, ue, 0, counts[which][1]);
+	iv_row(&b, 0, 102, ctl_procs[2].comm, 0, ug, 0, counts[which][2]);
+	iv_row(&b, 0, 103, ctl_procs[3].comm, 0, uu, 0, counts[which][3]);
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
+/* stkrec --snoop of the same processes (tests/golden/control-snoop): one event each. */
+static void case_control_snoop(struct out *o)
+{
+	const uint64_t k_ctl[] = CTL_K, u_all[] = CTL_U_ALL, u_gap[] = CTL_U_GAP;
+	struct cap_record rec = { .type = CAP_CHUNK_EVENTS };
+	struct ivb b;
+	uint32_t kc, ua, ug, i;
+
+	open_control_case(o, "control-snoop", "input.stk", "snoop");
+	iv_begin(&b, 0);
+	kc = iv_stack(&b, true, k_ctl);
+	ua = iv_stack(&b, false, u_all);
+	ug = iv_stack(&b, false, u_gap);
+	for (i = 0; i < NCTL; i++) {
+		iv_row(&b, 0, ctl_procs[i].pid, ctl_procs[i].comm, i % 2 ? 0 : kc,
+		       i % 2 ? ug : ua, 0, 1);
+		b.rows[i].ts_ns = MONO0 + (i + 1) * 1000000ull;
+		b.rows[i].cpu = i % 2;
+	}
+	rec.interval = b.iv;
+	put(o, &rec);
+	o->events += b.iv.nrows;
+	o->nintervals++;
+	close_case(o, true);
+}
+
+static void case_control(struct out *o)
+{
+	control_capture(o, "input.stk", 0);
+	control_capture(o, "before.stk", 1);
+}
+
 static void rewrite(const char *path, void (*edit)(uint8_t *buf, size_t *len, void *ctx), void *ctx)
 {
 	FILE *f = fopen(path, "rb");
@@ -744,6 +901,8 @@ int main(int argc, char **argv)
 	case_snoop(&o);
 	case_merge(&o);
 	case_ksyms(&o);
+	case_control(&o);
+	case_control_snoop(&o);
 
 	/* recorder killed inside the second interval chunk */
 	case_count(&o, "truncated", false);
