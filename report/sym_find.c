@@ -31,6 +31,7 @@ struct sym_finder {
 	const char *symfs;		/* NULL when not given */
 	const char *const *debug_dirs;
 	int ndebug_dirs;
+	char **real;			/* realpath() of symfs, then of each debug dir */
 	debuginfod_client *dbgd;	/* NULL until first needed */
 	bool dbgd_off;			/* DEBUGINFOD_URLS unset, or the server failed once */
 	bool tty;			/* stderr is a terminal: show download progress */
@@ -50,6 +51,15 @@ struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
 	f->ndebug_dirs = o->debug_dirs && o->ndebug_dirs > 0 ? o->ndebug_dirs : 0;
 	f->dbgd_off = !urls || !*urls;
 	f->tty = isatty(STDERR_FILENO);
+	f->real = calloc(1 + f->ndebug_dirs, sizeof(*f->real));
+	if (!f->real) {
+		free(f);
+		return NULL;
+	}
+	if (f->symfs)
+		f->real[0] = realpath(f->symfs, NULL);
+	for (int i = 0; i < f->ndebug_dirs; i++)
+		f->real[1 + i] = realpath(f->debug_dirs[i], NULL);
 	return f;
 }
 
@@ -59,7 +69,60 @@ void sym_finder__free(struct sym_finder *f)
 		return;
 	if (f->dbgd)
 		debuginfod_end(f->dbgd);
+	for (int i = 0; i < 1 + f->ndebug_dirs; i++)
+		free(f->real[i]);
+	free(f->real);
 	free(f);
+}
+
+/* ---- which paths a capture may make us open ------------------------------------------------- */
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || (n == 1 && dir[0] == '/'));
+}
+
+/*
+ * A path recorded in a capture: absolute, normalized (no ".", "..", "//"), and not in the kernel's
+ * file systems (/proc/self/mem, a device). Anything else was not written by stkrec.
+ */
+static bool recorded_path_ok(const char *path)
+{
+	const char *p;
+
+	if (path[0] != '/' || under(path, "/proc") || under(path, "/dev") || under(path, "/sys"))
+		return false;
+	for (p = path; (p = strchr(p, '/')); p++) {
+		if (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || !p[2])) ||
+		    (p[1] == '.' && p[2] == '.' && (p[3] == '/' || !p[3])))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * file, built from root (--symfs or a --debug-dir), if it resolves inside root: a symlink in a
+ * copied file system must not lead the report to /etc or /proc. Takes file; NULL if outside.
+ */
+static char *inside(const char *real_root, char *file)
+{
+	char *real;
+	bool ok;
+
+	if (!file || !real_root) {
+		free(file);
+		return NULL;
+	}
+	real = realpath(file, NULL);
+	ok = real && under(real, real_root);
+	free(real);
+	if (!ok) {
+		free(file);
+		return NULL;
+	}
+	return file;
 }
 
 void sym_hex(const uint8_t *id, uint32_t len, char *hex)
@@ -189,15 +252,17 @@ enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *
 
 	*out = NULL;
 	*found_path = NULL;
+	if (!recorded_path_ok(w->path))
+		return r;
 	/* --symfs, then --debug-dir roots holding a copy of the tree, then the recorded path */
 	for (i = -1; i < f->ndebug_dirs; i++) {
 		const char *root = i < 0 ? f->symfs : f->debug_dirs[i];
 
 		if (!root)
 			continue;
-		file = join(root, w->path);
+		file = inside(f->real[1 + i], join(root, w->path));
 		if (!file)
-			return r;
+			continue;
 		r = worse(r, try_file(file, w, out));
 		if (*out) {
 			*found_path = file;
@@ -307,13 +372,15 @@ static bool search_build_id(struct debug_search *s)
 	if (s->w->build_id_len < 2)
 		return false;
 	sym_hex(s->w->build_id, s->w->build_id_len, hex);
-	if (f->symfs && consider(s, build_id_file(f->symfs, SYSTEM_DEBUG_DIR, hex), false))
+	if (f->symfs && consider(s, inside(f->real[0], build_id_file(f->symfs, SYSTEM_DEBUG_DIR, hex)),
+				 false))
 		return true;
 	for (i = 0; i < f->ndebug_dirs; i++) {
-		if (consider(s, build_id_file(f->debug_dirs[i], "", hex), false))
+		if (consider(s, inside(f->real[1 + i], build_id_file(f->debug_dirs[i], "", hex)),
+			     false))
 			return true;
 		/* a debug dir may also mirror the file system (DIR/usr/bin/foo) */
-		if (consider(s, join(f->debug_dirs[i], s->w->path), false))
+		if (consider(s, inside(f->real[1 + i], join(f->debug_dirs[i], s->w->path)), false))
 			return true;
 	}
 	return consider(s, build_id_file("", SYSTEM_DEBUG_DIR, hex), false);
@@ -338,7 +405,9 @@ static bool search_debuglink(struct debug_search *s)
 	bool done = false;
 	int i;
 
-	if (!link || !*link || strchr(link, '/'))
+	/* a file name (gdb's convention), in the object's own directories */
+	if (!link || !*link || strchr(link, '/') || !strcmp(link, ".") || !strcmp(link, "..") ||
+	    !recorded_path_ok(s->w->path))
 		return false;
 	slash = strrchr(s->w->path, '/');
 	if (!slash)
@@ -346,16 +415,20 @@ static bool search_debuglink(struct debug_search *s)
 	dir = strndup(s->w->path, slash - s->w->path);
 	if (!dir)
 		return false;
-	done = (f->symfs && (consider(s, debuglink_file(f->symfs, dir, "", link), true) ||
-			     consider(s, debuglink_file(f->symfs, dir, "/.debug", link), true))) ||
+	done = (f->symfs &&
+		(consider(s, inside(f->real[0], debuglink_file(f->symfs, dir, "", link)), true) ||
+		 consider(s, inside(f->real[0], debuglink_file(f->symfs, dir, "/.debug", link)),
+			  true))) ||
 	       consider(s, debuglink_file(NULL, dir, "", link), true) ||
 	       consider(s, debuglink_file(NULL, dir, "/.debug", link), true);
 	for (i = 0; !done && i < f->ndebug_dirs; i++)
-		done = consider(s, debuglink_file(f->debug_dirs[i], dir, "", link), true);
+		done = consider(s, inside(f->real[1 + i],
+					  debuglink_file(f->debug_dirs[i], dir, "", link)), true);
 	if (!done && f->symfs) {
 		char *root = join(f->symfs, SYSTEM_DEBUG_DIR);
 
-		done = root && consider(s, debuglink_file(root, dir, "", link), true);
+		done = root && consider(s, inside(f->real[0], debuglink_file(root, dir, "", link)),
+					true);
 		free(root);
 	}
 	if (!done)

@@ -570,6 +570,46 @@ static void case_unknown(struct out *o)
 }
 
 /*
+ * Paths a hostile capture may name (tests/golden/paths, tests/check/paths.sh): the kernel's file
+ * systems, a relative path, ".." and "//" in a path, and a path a --symfs symlink leads out of.
+ * stkreport must open none of them (the normal object beside them still gets its names).
+ */
+static void case_paths(struct out *o)
+{
+	static const char *const bad[] = {
+		"/proc/self/mem", "/dev/zero", "relative/lib.so", "/usr/lib/../../etc/passwd",
+		"/usr//lib/x.so", "/escape/passwd",
+	};
+	enum { NBAD = sizeof(bad) / sizeof(bad[0]) };
+	static struct cap_mapping maps[1 + NBAD];
+	struct cap_process procs[] = { { 100, 0, 5000, "paths", "/golden.elf", 1 + NBAD, maps } };
+	struct cap_probe probes[] = { { 0, CAP_PROBE_UPROBE, 1, "/golden.elf:stk_leaf" } };
+	uint64_t ips[2 + NBAD + 1];
+	struct ivb b;
+	uint32_t u, i;
+
+	maps[0] = text_map(&golden);
+	ips[0] = at(&golden, "stk_leaf", 0);
+	for (i = 0; i < NBAD; i++) {
+		uint64_t start = 0x7f0000000000ull + ((uint64_t)i << 20);
+
+		maps[1 + i] = other_map(start, start + 0x1000, CAP_MAP_FILE, bad[i], 0xb0 + i);
+		ips[1 + i] = start + 0x10;
+	}
+	ips[1 + NBAD] = at(&golden, "main", 0x1a);
+	ips[2 + NBAD] = 0;
+	open_case(o, "paths");
+	put_meta(o, "count", probes, 1);
+	put_ksyms(o, false);
+	put_procs(o, procs, 1);
+	iv_begin(&b, 0);
+	u = iv_stack(&b, false, ips);
+	iv_row(&b, 0, 100, "paths", 0, u, 0, 7);
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
+/*
  * Two hosts sampling the same program (tests/golden/merge): input.stk from web1 (2 intervals),
  * web2.stk from web2 (1 interval), and before.stk, web1 a day earlier (1 interval, other shares),
  * for --diff. Counts are chosen so that every total and share is exact.
@@ -898,6 +938,7 @@ int main(int argc, char **argv)
 	case_count(&o, "count", true);
 	case_profile(&o);
 	case_unknown(&o);
+	case_paths(&o);
 	case_snoop(&o);
 	case_merge(&o);
 	case_ksyms(&o);

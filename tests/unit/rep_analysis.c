@@ -14,6 +14,14 @@
 #include "../test.h"
 
 /* a pointer, so test.h's NULL checks do not warn about an array */
+static void absolute(char path[PATH_MAX])
+{
+	char real[PATH_MAX];
+
+	if (realpath(path, real))
+		strcpy(path, real);
+}
+
 static const char *got(const char *s)
 {
 	return s;
@@ -347,6 +355,7 @@ static void test_model_inlines(void)
 	struct sym_elf *e;
 
 	snprintf(bin, sizeof(bin), "%s/tests/workloads/wl_inline", out);
+	absolute(bin);	/* stkrec records absolute paths; stkreport opens no other */
 	e = sym_elf__open(bin);
 	if (!e) {
 		printf("skip test_rep_model_inlines: %s not built (make workloads)\n", bin);

@@ -16,6 +16,14 @@
 #define SRC "tests/workloads/wl_inline.c"
 #define BASE 0x555555554000ull
 
+static void absolute(char path[PATH_MAX])
+{
+	char real[PATH_MAX];
+
+	if (realpath(path, real))
+		strcpy(path, real);
+}
+
 static uint32_t marker_line(const char *marker)
 {
 	char buf[512];
@@ -72,6 +80,7 @@ int main(void)
 	uint64_t a, found = 0;
 
 	snprintf(bin, sizeof(bin), "%s/tests/workloads/wl_inline", out);
+	absolute(bin);	/* stkrec records absolute paths; stkreport opens no other */
 	if (!getcwd(cwd, sizeof(cwd)))
 		return 1;
 	snprintf(srcbuf, sizeof(srcbuf), "%s/" SRC, cwd);

@@ -5,6 +5,7 @@
  * tests/golden/elf/golden{,-pie}.elf (symbols: see tests/golden/elf/golden.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "../../report/symbolize.h"
@@ -182,6 +183,7 @@ out:
 
 static void test_user_without_symfs(void)
 {
+	char path[PATH_MAX];
 	struct sym_elf *e = sym_elf__open(ELF_DIR "/golden.elf");
 	struct sym_user *u = sym_user__new(&(struct sym_user_opts){ .symfs = NULL, .open_files = true });
 	struct cap_mapping m;
@@ -190,9 +192,10 @@ static void test_user_without_symfs(void)
 
 	if (!T_CHECK("test_rep_user_path_setup", e && u, "setup failed"))
 		goto out;
-	/* the recorded path is tried when --symfs is absent (relative here: the test runs from
-	 * the repository root) */
-	m = text_map(e, 0x400000, ELF_DIR "/golden.elf");
+	/* the recorded path is tried when --symfs is absent (absolute, as stkrec records it) */
+	if (!realpath(ELF_DIR "/golden.elf", path))
+		goto out;
+	m = text_map(e, 0x400000, path);
 	sym_user__lookup(u, &proc, 0x401194, false, &r);
 	T_EQ_STR("test_rep_user_recorded_path", "read_file", r.name);
 out:
