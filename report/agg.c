@@ -365,7 +365,7 @@ static int merge(struct rep_model *m, struct rep_stack *s)
 	uint32_t *frames;
 
 	if (rep_htab__find(&m->index, h, stack_eq, &key, &val)) {
-		m->stacks[val].count += s->count;
+		m->stacks[val].count = rep_count_add(m->stacks[val].count, s->count, NULL);
 		return 0;
 	}
 	if (m->nstacks == m->cap) {
@@ -574,11 +574,12 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 	/* unnamed frames are counted as displayed: after the filters and --max-depth */
 	for (i = 0; i < pos; i++) {
 		if (b->reasons[i] != SYM_OK) {
-			b->m->unnamed[b->reasons[i]] += row->count;
-			b->m->unnamed_total += row->count;
+			b->m->unnamed[b->reasons[i]] =
+				rep_count_add(b->m->unnamed[b->reasons[i]], row->count, NULL);
+			b->m->unnamed_total = rep_count_add(b->m->unnamed_total, row->count, NULL);
 		}
 	}
-	b->m->kept_events += row->count;
+	b->m->kept_events = rep_count_add(b->m->kept_events, row->count, NULL);
 	return merge(b->m, &s);
 }
 

@@ -110,7 +110,7 @@ static int add_shares(struct diff *d, int side, const struct emit_path_elem *pat
 		if (d->stamp[id] == stack_no)
 			continue;
 		d->stamp[id] = stack_no;
-		d->incl[side][id] += count;
+		d->incl[side][id] = rep_count_add(d->incl[side][id], count, NULL);
 	}
 	return 0;
 }
@@ -147,8 +147,8 @@ static int add_model(struct diff *d, int side, const struct rep_model *m, const 
 		err = id < 0 ? (int)id : reserve_lines(d, id);
 		if (err)
 			break;
-		d->count[side][id] += st->count;
-		d->total[side] += st->count;
+		d->count[side][id] = rep_count_add(d->count[side][id], st->count, NULL);
+		d->total[side] = rep_count_add(d->total[side], st->count, NULL);
 		/* shares are of functions: skip the group and comm elements */
 		first = (o->by != REP_BY_NONE) + 1;
 		err = add_shares(d, side, path, n, first, (*stack_no)++, st->count);

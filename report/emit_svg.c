@@ -140,7 +140,8 @@ static int svg_add_model(struct svg *s, const struct rep_model *m, const struct 
 			if (before)
 				s->nodes[at].before += (double)st->count * factor;
 			else
-				s->nodes[at].count += st->count;
+				s->nodes[at].count = rep_count_add(s->nodes[at].count,
+								   st->count, NULL);
 			if (j == n)
 				break;
 			at = child(s, at, &path[j]);
@@ -184,7 +185,7 @@ static int layout(struct svg *s)
 
 		/* next[p]: samples of p's children placed so far */
 		c->start = p->start + next[c->parent];
-		next[c->parent] += c->count;
+		next[c->parent] = rep_count_add(next[c->parent], c->count, NULL);
 	}
 	free(order);
 	free(next);

@@ -81,7 +81,7 @@ static int descend(struct tree *t, uint32_t *at, const char *name, uint64_t coun
 
 	if (id < 0)
 		return id;
-	t->nodes[id].count += count;
+	t->nodes[id].count = rep_count_add(t->nodes[id].count, count, NULL);
 	*at = id;
 	return 0;
 }
@@ -93,7 +93,7 @@ static int add_stack(struct tree *t, const struct rep_model *m, const struct rep
 	uint32_t at = ROOT, i;
 	int err = 0;
 
-	t->total += st->count;
+	t->total = rep_count_add(t->total, st->count, NULL);
 	if (o->perpid) {
 		char label[CAP_COMM_LEN + 32];
 		int64_t id;

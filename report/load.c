@@ -242,7 +242,7 @@ static int add_losses(struct rep_capture *c, const struct cap_losses *l)
 	uint32_t i;
 
 	for (i = 0; i < CAP_LOSS__COUNT; i++)
-		c->losses[i] += l->counts[i];
+		c->losses[i] = rep_count_add(c->losses[i], l->counts[i], NULL);
 	if (l->ncpus > c->ncpus) {
 		uint64_t *v = realloc(c->cpu_dropped, l->ncpus * sizeof(*v));
 
@@ -283,7 +283,7 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 		return -ENOMEM;
 	for (i = 0; i < iv->nrows; i++) {
 		ri->procs[i] = proc_table__get(&w->procs, iv->rows[i].pid);
-		c->events += iv->rows[i].count;
+		c->events = rep_count_add(c->events, iv->rows[i].count, &c->saturated);
 	}
 	c->nintervals++;
 	return 0;

@@ -33,6 +33,22 @@ enum rep_by {
 	REP_BY_INTERVAL,
 };
 
+/*
+ * a + b, held at UINT64_MAX instead of wrapping: a capture from elsewhere may hold counts that
+ * add past 64 bits. Every sum of counts is at most its capture's total, so the total's flag
+ * (rep_capture.saturated, said in the summary) covers them all.
+ */
+static inline uint64_t rep_count_add(uint64_t a, uint64_t b, bool *saturated)
+{
+	uint64_t sum;
+
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	if (saturated)
+		*saturated = true;
+	return UINT64_MAX;
+}
+
 #define REP_MAX_DEBUG_DIRS 8
 
 /* One end of --time. An interval (or event) is kept when it overlaps [from, to]. */
@@ -138,7 +154,8 @@ struct rep_capture {
 	uint32_t nperfmaps;
 	bool has_end;
 	struct cap_end end;
-	uint64_t events;		/* sum of the row counts read */
+	uint64_t events;		/* sum of the row counts read (rep_count_add()) */
+	bool saturated;			/* events reached UINT64_MAX: counts are held there */
 	enum rep_end how;
 	int err;			/* REP_END_TRUNCATED / REP_END_ERROR: the reader's error */
 	uint32_t err_chunk;

@@ -190,9 +190,16 @@ static void bind_text(sqlite3_stmt *s, int i, const char *v)
 }
 
 /* uint64 values over INT64_MAX (kernel addresses) wrap to negative: SQLite integers are signed */
+/* Addresses: their bits, so kernel addresses read as negative numbers (docs/sql.md). */
 static void bind_u64(sqlite3_stmt *s, int i, uint64_t v)
 {
 	sqlite3_bind_int64(s, i, (int64_t)v);
+}
+
+/* Counts: SQLite integers are signed, a count past INT64_MAX is held there (docs/sql.md). */
+static void bind_count(sqlite3_stmt *s, int i, uint64_t v)
+{
+	sqlite3_bind_int64(s, i, v > INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
 static const char *meta(const struct rep_capture *c, const char *key)
@@ -258,7 +265,7 @@ static int put_capture(struct loader *l, const char *name)
 	bind_meta_int(s, 12, c, "period");
 	bind_text(s, 13, meta(c, "weight"));
 	sqlite3_bind_int64(s, 14, c->nintervals);
-	bind_u64(s, 15, c->events);
+	bind_count(s, 15, c->events);
 	snprintf(format, sizeof(format), "%u.%u", c->major, c->minor);
 	bind_text(s, 16, format);
 	bind_text(s, 17, state_name(c->how));
@@ -581,7 +588,8 @@ static int stack_id(struct loader *l, const struct rep_interval *ri, uint32_t ro
 			   cs->nips * sizeof(*cs->ips));
 	if (rep_htab__find(&l->stack_index, h, stack_eq, &key, &val)) {
 		*id = l->stack_ids[val];
-		l->stack_counts[val] += iv->rows[row].count;
+		l->stack_counts[val] = rep_count_add(l->stack_counts[val], iv->rows[row].count,
+						     NULL);
 		return 0;
 	}
 	if (l->nstacks == l->stacks_cap && grow_stacks(l))
@@ -636,7 +644,7 @@ static int put_sample(struct loader *l, const struct rep_interval *ri, uint32_t 
 		sqlite3_bind_int64(s, 10, uid);
 	sqlite3_bind_int(s, 11, !!(row->flags & CAP_ROW_F_KSTACK_LOST));
 	sqlite3_bind_int(s, 12, !!(row->flags & CAP_ROW_F_USTACK_LOST));
-	bind_u64(s, 13, row->count);
+	bind_count(s, 13, row->count);
 	if (ri->events) {
 		bind_wall(l, s, 14, row->ts_ns);
 		sqlite3_bind_int64(s, 15, row->cpu);
@@ -656,14 +664,14 @@ static int put_intervals(struct loader *l)
 		uint64_t count = 0;
 
 		for (r = 0; r < ri->iv->nrows; r++)
-			count += ri->iv->rows[r].count;
+			count = rep_count_add(count, ri->iv->rows[r].count, NULL);
 		sqlite3_bind_int64(s, 1, l->capture);
 		sqlite3_bind_int64(s, 2, ri->iv->seq);
 		bind_wall(l, s, 3, ri->iv->start_ns);
 		bind_wall(l, s, 4, ri->iv->end_ns);
 		sqlite3_bind_int(s, 5, ri->events);
 		sqlite3_bind_int64(s, 6, ri->iv->nrows);
-		bind_u64(s, 7, count);
+		bind_count(s, 7, count);
 		err = step(l, ST_INTERVAL);
 		for (r = 0; !err && r < ri->iv->nrows; r++)
 			err = put_sample(l, ri, r);
@@ -684,7 +692,7 @@ static int put_loss(struct loader *l, uint32_t kind, int64_t cpu, uint64_t count
 	bind_text(s, 3, cap_loss_name(kind));
 	if (cpu >= 0)
 		sqlite3_bind_int64(s, 4, cpu);
-	bind_u64(s, 5, count);
+	bind_count(s, 5, count);
 	return step(l, ST_LOSS);
 }
 
@@ -711,7 +719,7 @@ static int put_stack_counts(struct loader *l)
 	for (i = 0; i < l->nstacks && !err; i++) {
 		sqlite3_bind_int64(s, 1, l->stack_ids[i]);
 		sqlite3_bind_int64(s, 2, l->capture);
-		bind_u64(s, 3, l->stack_counts[i]);
+		bind_count(s, 3, l->stack_counts[i]);
 		err = step(l, ST_STACK_COUNT);
 	}
 	return err;

@@ -8,6 +8,7 @@
  *   # mode: count, probes: N
  *   # probe ID: SPEC (KIND, N attached): N events
  *   # events: N                        (off-CPU captures: `# total off-CPU time: N us`)
+ *   # counts saturated: ...            (only when the row counts add past 64 bits)
  *   # lost: N LOSS-NAME                (one line per non-zero loss counter)
  *   # dropped per CPU: cpu N: n, ...   (--snoop captures whose ring buffer overflowed)
  *   # unnamed frames: N (REASON: n, ...)   (only when N > 0, reasons by decreasing n)
@@ -77,7 +78,7 @@ static uint64_t probe_events(const struct rep_capture *c, uint32_t id)
 
 		for (uint32_t j = 0; j < iv->nrows; j++)
 			if (iv->rows[j].probe == id)
-				sum += iv->rows[j].count;
+				sum = rep_count_add(sum, iv->rows[j].count, NULL);
 	}
 	return sum;
 }
@@ -199,6 +200,9 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		fprintf(out, "# total off-CPU time: %" PRIu64 " us\n", c->events);
 	else
 		fprintf(out, "# events: %" PRIu64 "\n", c->events);
+	if (c->saturated)
+		fputs("# counts saturated: they add past 64 bits (a damaged or forged capture); every "
+		      "total is held at 18446744073709551615\n", out);
 	for (i = 0; i < CAP_LOSS__COUNT; i++)
 		if (c->losses[i])
 			fprintf(out, "# lost: %" PRIu64 " %s\n", c->losses[i], cap_loss_name(i));
@@ -221,6 +225,6 @@ void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_captur
 	    o->time_to.kind == REP_TIME_NONE)
 		return;
 	for (i = 0; i < n; i++)
-		total += caps[i]->events;
+		total = rep_count_add(total, caps[i]->events, NULL);
 	fprintf(out, "# filters kept %" PRIu64 " of %" PRIu64 " events\n", m->kept_events, total);
 }

@@ -609,6 +609,32 @@ static void case_paths(struct out *o)
 	close_case(o, true);
 }
 
+/* Row counts that add past 64 bits (tests/golden/saturated): totals held at UINT64_MAX. */
+static void case_saturated(struct out *o)
+{
+	static struct cap_mapping maps[1];
+	struct cap_process procs[] = { { 100, 0, 5000, "big", "/golden.elf", 1, maps } };
+	struct cap_probe probes[] = { { 0, CAP_PROBE_UPROBE, 1, "/golden.elf:stk_leaf" } };
+	const uint64_t leaf[] = { at(&golden, "stk_leaf", 0), at(&golden, "main", 0x1a), 0 };
+	const uint64_t other[] = { at(&golden, "main", 0x1a), 0 };
+	struct ivb b;
+	uint32_t u, v;
+
+	maps[0] = text_map(&golden);
+	open_case(o, "saturated");
+	put_meta(o, "count", probes, 1);
+	put_ksyms(o, false);
+	put_procs(o, procs, 1);
+	iv_begin(&b, 0);
+	u = iv_stack(&b, false, leaf);
+	v = iv_stack(&b, false, other);
+	iv_row(&b, 0, 100, "big", 0, u, 0, UINT64_MAX);
+	iv_row(&b, 0, 100, "big", 0, u, 0, UINT64_MAX);
+	iv_row(&b, 0, 100, "big", 0, v, 0, 5);
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
 /*
  * Two hosts sampling the same program (tests/golden/merge): input.stk from web1 (2 intervals),
  * web2.stk from web2 (1 interval), and before.stk, web1 a day earlier (1 interval, other shares),
@@ -939,6 +965,7 @@ int main(int argc, char **argv)
 	case_profile(&o);
 	case_unknown(&o);
 	case_paths(&o);
+	case_saturated(&o);
 	case_snoop(&o);
 	case_merge(&o);
 	case_ksyms(&o);
