@@ -3,15 +3,35 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 
 /* The only mutable global of stkreport: Ctrl-C during --sql (sql.c polls it). */
 static volatile sig_atomic_t interrupted;
 
+/* The grace the engine gets to see the flag: it polls every 1000 steps, a few microseconds. */
+#define INTERRUPT_GRACE_S 1
+
+/*
+ * One step of the engine can run long (a single printf('%.*c', 2000000000, 'x') call builds its
+ * string for tens of seconds): if the query has not stopped after the grace, stop the process.
+ */
+static void on_sigalrm(int sig)
+{
+	static const char msg[] = "stkreport: --sql: interrupted\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(EXIT_FAILURE);
+	_exit(EXIT_FAILURE);
+}
+
 static void on_sigint(int sig)
 {
+	(void)sig;
 	interrupted = 1;
+	alarm(INTERRUPT_GRACE_S);
 }
 
 /*
@@ -23,8 +43,11 @@ static void catch_sigint(struct rep_opts *opts)
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
+	sa.sa_handler = on_sigalrm;
 	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL))
+		return;
+	sa.sa_handler = on_sigint;
 	if (!sigaction(SIGINT, &sa, NULL))
 		opts->interrupted = &interrupted;
 }

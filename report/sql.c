@@ -957,6 +957,8 @@ static int check_interrupt(void *ctx)
 }
 
 /* Settings that hold whatever the query says, then the authorizer. */
+#define QUERY_MAX_LENGTH (16 << 20)
+
 static int lock_down(sqlite3 *db, struct guard *g)
 {
 	/* the data is in memory already: sorts and temporary b-trees may as well be too */
@@ -969,6 +971,12 @@ static int lock_down(sqlite3 *db, struct guard *g)
 	    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) != SQLITE_OK)
 		return db_error(db, "lock down");
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	/*
+	 * One value of a query may not grow past QUERY_MAX_LENGTH: a single call such as
+	 * printf('%.*c', 2000000000, 'x') builds its gigabyte inside one VM step, where Ctrl-C's
+	 * progress handler cannot stop it. The loaded data's longest text is a path.
+	 */
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, QUERY_MAX_LENGTH);
 	if (sqlite3_set_authorizer(db, authorize, g) != SQLITE_OK)
 		return db_error(db, "lock down");
 	return 0;

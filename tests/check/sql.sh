@@ -107,6 +107,20 @@ elif [ $((SECONDS - start)) -gt 8 ]; then
 else
 	ok sql.interrupt
 fi
+# One SQL function call is one step of the engine, which its progress handler cannot stop: this
+# one builds a 2 GB string (16 MiB: SQLITE_LIMIT_LENGTH) for tens of seconds.
+start=$SECONDS
+timeout --preserve-status -k 10 -s INT 2 "$STKREPORT" -q --sql \
+	"SELECT length(printf('%.*c', 2000000000, 'x'))" \
+	tests/golden/count/input.stk >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc != 1 ] || [ "$(cat "$tmp/err")" != "stkreport: --sql: interrupted" ]; then
+	fail sql.interrupt_one_call "exit $rc, stderr '$(cat "$tmp/err")' (expected 1, interrupted)"
+elif [ $((SECONDS - start)) -gt 8 ]; then
+	fail sql.interrupt_one_call "took $((SECONDS - start)) s to stop"
+else
+	ok sql.interrupt_one_call
+fi
 
 # ---- --sqlite OUT.db ---------------------------------------------------------------------------
 mkdir "$tmp/db"
