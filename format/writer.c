@@ -11,6 +11,11 @@
  * up the recording thread. A failed write stops it: nothing queued after the failed chunk is
  * written, and the error is returned by the next put, and by finish, and from then on by every
  * put and finish (unlike a caller's own failed write, which a later one may follow).
+ *
+ * A full disk (ENOSPC, EDQUOT) is not a failure yet: the torn chunk is cut back, stays at the
+ * head of the queue and is tried again every RETRY_MS, while later chunks queue behind it; room
+ * made meanwhile (a log rotated, a file deleted) loses nothing. Only when the queue is full too
+ * does a put fail with the disk's error, and finish after one last try.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +24,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+#define RETRY_MS 200
 
 /* A chunk waiting for the background thread. */
 struct pending {
@@ -38,6 +46,7 @@ struct background {
 	struct pending *head, *tail;
 	size_t bytes, max_bytes;	/* queued payload; put() waits above max_bytes */
 	bool stop;
+	int full;		/* -ENOSPC or -EDQUOT while the head chunk waits for room */
 	int err;		/* the first failure: the thread writes nothing after it */
 };
 
@@ -168,6 +177,24 @@ static int put_chunk(struct cap_writer *w, uint16_t type, uint16_t flags, const 
 
 /* ---- background mode ---------------------------------------------------------------------- */
 
+static bool disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+/* Sleep RETRY_MS, or less if the end is asked for (bg->lock held). */
+static void wait_for_room(struct background *bg)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += RETRY_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (!bg->stop && pthread_cond_timedwait(&bg->cond, &bg->lock, &until) != ETIMEDOUT)
+		;
+}
+
 static void *background_main(void *arg)
 {
 	struct cap_writer *w = arg;
@@ -182,14 +209,21 @@ static void *background_main(void *arg)
 		p = bg->head;
 		if (!p)
 			break;		/* stop, and nothing left */
-		bg->head = p->next;
-		if (!bg->head)
-			bg->tail = NULL;
 		err = bg->err;
 		pthread_mutex_unlock(&bg->lock);
 		if (!err)
 			err = put_chunk(w, p->type, p->flags, p->payload, p->len);
 		pthread_mutex_lock(&bg->lock);
+		if (disk_full(err) && !bg->stop) {
+			bg->full = err;		/* p stays at the head */
+			pthread_cond_broadcast(&bg->cond);	/* a put waiting for room fails */
+			wait_for_room(bg);
+			continue;
+		}
+		bg->full = 0;
+		bg->head = p->next;
+		if (!bg->head)
+			bg->tail = NULL;
 		bg->bytes -= p->len;
 		if (err && !bg->err)
 			bg->err = err;
@@ -247,9 +281,11 @@ static int enqueue(struct cap_writer *w, uint16_t type, uint16_t flags, const vo
 	if (len)
 		memcpy(p->payload, payload, len);
 	pthread_mutex_lock(&bg->lock);
-	while (!bg->err && bg->bytes && bg->bytes + len > bg->max_bytes)
+	while (!bg->err && !bg->full && bg->bytes && bg->bytes + len > bg->max_bytes)
 		pthread_cond_wait(&bg->cond, &bg->lock);
 	err = bg->err;
+	if (!err && bg->full && bg->bytes && bg->bytes + len > bg->max_bytes)
+		err = bg->full;		/* the disk is full and so is the queue */
 	if (!err) {
 		if (bg->tail)
 			bg->tail->next = p;
@@ -320,6 +356,18 @@ int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags, con
 	if (!w)
 		return -EINVAL;
 	return put(w, type, flags, payload, len);
+}
+
+int cap_writer__waiting(struct cap_writer *w)
+{
+	int full;
+
+	if (!w || !w->bg)
+		return 0;
+	pthread_mutex_lock(&w->bg->lock);
+	full = w->bg->full;
+	pthread_mutex_unlock(&w->bg->lock);
+	return full;
 }
 
 uint64_t cap_writer__size(const struct cap_writer *w)

@@ -52,6 +52,7 @@ struct run {
 	uint64_t events, stacks, lost;
 	uint64_t last_status;
 	bool status_shown;
+	int disk_full;		/* the writer's wait for room, as last said on stderr */
 	uint64_t look_ns;	/* the main loop's last look at the maps, */
 	unsigned int look_fill;	/* and how full they were then (rec_maps__fill) */
 };
@@ -330,6 +331,20 @@ static int next_look_ms(struct run *r, uint64_t now)
 	return half_ms / 2 > POLL_MS ? (int)(half_ms / 2) : POLL_MS;
 }
 
+/* A full disk holds the capture in memory for a while (writer.c): say when, and when it ends. */
+static void say_disk_full(struct run *r)
+{
+	int full = cap_writer__waiting(r->w);
+
+	if (full && !r->disk_full)
+		rec_err(0, "warning: cannot write to %s: %s; the capture waits in memory (up to %u "
+			"MiB) until there is room", r->o->output, strerror(-full),
+			WRITE_QUEUE_BYTES >> 20);
+	else if (!full && r->disk_full)
+		rec_err(0, "%s: room again, the capture is written", r->o->output);
+	r->disk_full = full;
+}
+
 static int loop(struct run *r)
 {
 	const struct rec_opts *o = r->o;
@@ -366,6 +381,7 @@ static int loop(struct run *r)
 		err = write_interval(r);
 		if (err)
 			return err;
+		say_disk_full(r);
 		deadline += interval;
 		if (deadline <= now)
 			deadline = now + interval;	/* a drain that took longer than an interval */

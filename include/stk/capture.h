@@ -432,6 +432,11 @@ int cap_writer__background(struct cap_writer *w, size_t max_queued);
 int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags,
 			const void *payload, size_t len);
 
+/*
+ * Background mode: -ENOSPC or -EDQUOT while the writer waits for room on a full disk (chunks
+ * queue in memory meanwhile, up to max_queued; a put past that fails with that error), else 0.
+ */
+int cap_writer__waiting(struct cap_writer *w);
 /* Bytes written so far (header included; in background mode, chunks written, not queued). */
 uint64_t cap_writer__size(const struct cap_writer *w);
 

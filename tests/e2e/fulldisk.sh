@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A full disk: stkrec stops with a one-line error and exit 1, and the capture it leaves reads up
-# to its last complete interval (the writer cuts a torn chunk back). A disk too small for the
-# start of the capture leaves no file at all.
+# A full disk: stkrec warns and holds the capture in memory (up to 64 MiB) until there is room;
+# room made again loses nothing. A disk that stays full ends it with a one-line error and exit
+# 1, and the capture reads up to its last complete interval (the writer cuts a torn chunk back).
+# A disk too small for the start of the capture leaves no file at all.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -12,13 +13,54 @@ mkdir -p "$mnt"
 unmount() { umount "$mnt" 2>/dev/null; }
 
 # Room for the start of the capture and some intervals; once stkrec runs, dd fills the rest.
+# fill_disk NAME: record a workload, fill the disk 2.5 s in, wait for stkrec's warning; the caller
+# then frees room or not, and ends the recording with SIGINT.
+fill_disk() {
+	local name=$1
+	wl_bg "$name.wl" "$WL/wl_syscall" -w -v -b 1000 -d 5 100000
+	rec_bg "$name" -q -i 1 -p "$WL_PID" -o "$mnt/x.stk" "$tp"
+	if ! rec_ready "$name"; then
+		not_ok "$name.ready" "a 'Tracing' line within 20 s"
+		show "$tmp/$name.err"
+		return 1
+	fi
+	kill -USR1 "$WL_PID"
+	sleep 2.5
+	dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null
+	# the file's last page has room for a few more intervals: the warning comes once it is full
+	wait_for "$tmp/$name.err" \
+		"^stkrec: warning: cannot write to $mnt/x.stk: No space left on device; the capture waits in memory" 20
+	check_eq "$name.warned" 0 $? "$tmp/$name.err"
+}
+
+# Room made again (a log rotated): nothing is lost, every interval stkrec wrote is read.
 if mount -t tmpfs -o size=8m tmpfs "$mnt"; then
-	wl_bg fd.wl "$WL/wl_syscall" -w -v -b 1000 -d 5 100000
-	rec_bg fd -q -i 1 -p "$WL_PID" -o "$mnt/x.stk" "$tp"
-	if rec_ready fd; then
-		kill -USR1 "$WL_PID"
-		sleep 2.5
-		dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null
+	if fill_disk room; then
+		rm -f "$mnt/filler"
+		sleep 1.5
+		rec_signal INT "$REC_PID"
+		rec_wait "$REC_PID"
+		check_eq room.exit 0 $? "$tmp/room.err"
+		check_true room.said "a line that the capture is written again" \
+			grep -q "^stkrec: $mnt/x.stk: room again, the capture is written" "$tmp/room.err"
+		report room "$mnt/x.stk" -f
+		check_eq room.report_exit 0 $? "$tmp/room.rerr"
+		wrote=$(sed -n 's/^stkrec: wrote \([0-9]*\) intervals.*/\1/p' "$tmp/room.err")
+		check_true room.intervals "all $wrote intervals read, got: $(grep '^# recorded' "$tmp/room.rerr")" \
+			grep -qE "^# recorded: .*, intervals: $wrote\$" "$tmp/room.rerr"
+		check_eq room.events "$(rec_events room)" "$(sum_folded "$tmp/room.rep")" "$tmp/room.rep"
+	fi
+	kill "$WL_PID" 2>/dev/null
+	unmount
+else
+	not_ok room.mount "cannot mount a tmpfs at $mnt"
+fi
+
+# The disk stays full: stkrec ends with a one-line error and exit 1, and the capture it leaves
+# reads up to its last complete interval (the writer cuts a torn chunk back).
+if mount -t tmpfs -o size=8m tmpfs "$mnt"; then
+	if fill_disk fd; then
+		rec_signal INT "$REC_PID"
 		rec_wait "$REC_PID"
 		check_eq fulldisk.exit 1 $? "$tmp/fd.err"
 		check_eq fulldisk.one_line 1 "$(grep -c -x \
@@ -32,9 +74,6 @@ if mount -t tmpfs -o size=8m tmpfs "$mnt"; then
 			show "$tmp/fd.rerr"
 		check_true fulldisk.events "the workload's events of those intervals are reported" \
 			grep -qE "$(chain wl_getppid)" "$tmp/fd.rep" || show "$tmp/fd.rep"
-	else
-		not_ok fulldisk.ready "a 'Tracing' line within 20 s"
-		show "$tmp/fd.err"
 	fi
 	kill "$WL_PID" 2>/dev/null
 	unmount
