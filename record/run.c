@@ -95,12 +95,14 @@ static void print_banner(const struct run *r)
 		snprintf(who, sizeof(who), "PID %u%s", o->pids[0], o->npids > 1 ? ",..." : "");
 	else if (o->ntids)
 		snprintf(who, sizeof(who), "TID %u%s", o->tids[0], o->ntids > 1 ? ",..." : "");
+	else if (r->child)
+		snprintf(who, sizeof(who), "PID %d", rec_child__pid(r->child));	/* -- COMMAND */
 	else
 		snprintf(who, sizeof(who), "all threads");
 	if (o->offcpu)	/* bcc offcputime's wording */
 		fprintf(stderr, "Tracing off-CPU time (us) of %s by %s stack", who, stacks);
 	else if (o->period)
-		fprintf(stderr, "Sampling at %llu events of %s by %s stack",
+		fprintf(stderr, "Sampling at every %llu events of %s by %s stack",
 			(unsigned long long)o->period, who, stacks);
 	else
 		fprintf(stderr, "Sampling at %u Hertz of %s by %s stack", o->freq_hz, who, stacks);
@@ -537,9 +539,10 @@ int rec_run(const struct rec_opts *o)
 			rec_err(err, "cannot write to %s: %s", o->output, strerror(-err));
 	}
 	if (!err) {
-		fprintf(stderr, "stkrec: wrote %u intervals, %llu events, %llu bytes to %s\n", r.seq,
-			(unsigned long long)r.events, (unsigned long long)cap_writer__size(r.w),
-			o->output);
+		/* --offcpu counts microseconds blocked, not events */
+		fprintf(stderr, "stkrec: wrote %u intervals, %llu %s, %llu bytes to %s\n", r.seq,
+			(unsigned long long)r.events, o->offcpu ? "us off-CPU" : "events",
+			(unsigned long long)cap_writer__size(r.w), o->output);
 		print_unwind_stats(rec_unwind__stats(r.unwind), o);
 	}
 out:

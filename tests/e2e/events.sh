@@ -19,8 +19,8 @@ check_eq events.page_faults.exit 0 $? "$tmp/pf.err"
 folded pf "$tmp/pf.stk"
 check_eq events.page_faults.exact 500 "$(sum_folded "$tmp/pf.rep" "^wl_faults;.*$fault_chain")" \
 	"$tmp/pf.rep"
-check_true events.page_faults.banner "'Sampling at 1 events of all threads ... on page-faults'" \
-	grep -q '^Sampling at 1 events of all threads by user + kernel stack on page-faults' \
+check_true events.page_faults.banner "'Sampling at every 1 events of PID N ... on page-faults'" \
+	grep -qE '^Sampling at every 1 events of PID [0-9]+ by user \+ kernel stack on page-faults' \
 	"$tmp/pf.err"
 
 # -p PID and an explicit -c 1 on a workload waiting for SIGUSR1; 300 pages in 3 batches.

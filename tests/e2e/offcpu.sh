@@ -26,8 +26,8 @@ asleep() {
 # -- COMMAND: 20 sleeps of 50 ms are 1,000,000 us asleep.
 rec cmd --offcpu -o "$tmp/cmd.stk" -- "$WL/wl_sleep" -t 20
 check_eq offcpu.cmd.exit 0 $? "$tmp/cmd.err"
-check_true offcpu.cmd.banner "'Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.'" \
-	grep -qxF 'Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.' \
+check_true offcpu.cmd.banner "'Tracing off-CPU time (us) of PID N by user + kernel stack... Hit Ctrl-C to end.'" \
+	grep -qxE 'Tracing off-CPU time \(us\) of PID [0-9]+ by user \+ kernel stack\.\.\. Hit Ctrl-C to end\.' \
 	"$tmp/cmd.err" || show "$tmp/cmd.err"
 folded cmd "$tmp/cmd.stk"
 check_eq offcpu.cmd.report_exit 0 $? "$tmp/cmd.rerr"
