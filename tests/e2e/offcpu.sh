@@ -34,6 +34,8 @@ check_eq offcpu.cmd.report_exit 0 $? "$tmp/cmd.rerr"
 us=$(sum_folded "$tmp/cmd.rep" "$chain")
 asleep offcpu.cmd.time 1000000 "$us" "$tmp/cmd.out" "$tmp/cmd.rep"
 echo "# offcpu.cmd: 20 x 50 ms asleep measured as $us us" >&2
+# The child's ptrace stops (its exec, its exit) are stkrec's time, not the program's.
+check_eq offcpu.cmd.no_ptrace_stop 0 "$(sum_folded "$tmp/cmd.rep" ';ptrace_stop;')" "$tmp/cmd.rep"
 # Every sleep is one block, each at least 50 ms: no row of the chain holds less than that.
 check_true offcpu.cmd.chain_rows "every row of the sleeper's chain to hold >= 50000 us" \
 	awk -v re="$chain" '$0 ~ re && $NF < 50000 { exit 1 }' "$tmp/cmd.rep" || show "$tmp/cmd.rep"
