@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Knobs set by stkrec between skeleton open and load; the verifier sees them as constants. */
 const volatile bool cfg_filter_tgid = false;	/* only tgids in the tgids map (-p, -- COMMAND) */
 const volatile bool cfg_filter_tid = false;	/* only threads in the tids map (-L) */
+const volatile __s32 cfg_cpu = -1;	/* -C (stackcount's -c): events of this CPU only */
 const volatile bool cfg_kstacks = true;		/* false with -U */
 const volatile bool cfg_ustacks = true;		/* false with -K */
 const volatile bool cfg_skip_idle = false;	/* sampling without -I: drop pid 0 */
@@ -611,6 +612,9 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	bool counted;
 
 	if (cfg_skip_idle && tgid == 0)
+		return 0;
+	/* probes fire on every CPU; a sampling event is opened on the -C one only anyway */
+	if (cfg_cpu >= 0 && bpf_get_smp_processor_id() != (__u32)cfg_cpu)
 		return 0;
 	if (!traced(tgid, tid))
 		return 0;

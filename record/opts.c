@@ -75,8 +75,9 @@ static const char usage_text[] =
 	"  -D, --duration SECS        stop after SECS\n"
 	"  -r, --regexp               SPEC patterns are regular expressions\n"
 	"  -F, --frequency HZ         sampling frequency (default 49)\n"
-	"  -c, --count N              sample every N events instead of -F\n"
-	"  -C, --cpu CPU              sample this CPU only\n"
+	"  -c, --count N              sample every N events instead of -F; with a SPEC,\n"
+	"                             the CPU to trace (bcc stackcount's -c)\n"
+	"  -C, --cpu CPU              events (samples) of this CPU only\n"
 	"  -I, --include-idle         keep the idle task (pid 0)\n"
 	"  -e, --event EVENT          sampling event: cpu-clock (default), task-clock,\n"
 	"                             page-faults, context-switches, cpu-migrations, cycles,\n"
@@ -238,9 +239,11 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		o->freq_hz = v;
 		o->period = 0;
 		return 0;
-	case 'c':
-		if (rec_parse_u64(arg, 1, UINT64_MAX >> 1, &v))
-			return usage_err("invalid sample period '%s'", arg);
+	case 'c':	/* profile's sample period, or stackcount's CPU: resolve_c() */
+		if (rec_parse_u64(arg, 0, UINT64_MAX >> 1, &v))
+			return usage_err("invalid -c '%s' (a sample period, or a CPU with a SPEC)", arg);
+		o->c_value = v;
+		o->c_given = true;
 		o->period = v;
 		o->freq_hz = 0;
 		return 0;
@@ -367,6 +370,27 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	o->argv = argv;
 }
 
+/*
+ * bcc gives -c two meanings: stackcount's CPU to trace, profile's sample period. A probe SPEC
+ * makes it stackcount's (as -C); without one it is profile's.
+ */
+static int resolve_c(struct rec_opts *o)
+{
+	if (!o->c_given)
+		return 0;
+	if (o->nspecs) {
+		if (o->c_value > 65535)
+			return usage_err("invalid cpu '%s' (-c with a SPEC is the CPU, as in bcc "
+					 "stackcount)", "> 65535");
+		o->cpu = (int)o->c_value;
+		o->period = 0;
+		return 0;
+	}
+	if (!o->c_value && !o->freq_hz)
+		return usage_err("invalid sample period '0'%s", "");
+	return 0;
+}
+
 /* --snoop, --offcpu and -e select modes: refuse the combinations that mean nothing. */
 static int check_modes(const struct rec_opts *o)
 {
@@ -427,6 +451,9 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->command && o->npids)
 		return usage_err("-p and -- COMMAND exclude each other%s", "");
+	err = resolve_c(o);
+	if (err)
+		return err;
 	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (events.c) */
 	return check_modes(o);
 }

@@ -140,6 +140,7 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 
 	ro->cfg_filter_tgid = o->npids > 0 || child > 0;
 	ro->cfg_command_tgid = child > 0 ? child : 0;
+	ro->cfg_cpu = o->cpu;
 	ro->cfg_filter_tid = o->ntids > 0;
 	ro->cfg_kstacks = !o->user_only;
 	ro->cfg_ustacks = !o->kernel_only;
@@ -490,6 +491,9 @@ int rec_probe__attach(struct rec_probe *p, const struct rec_opts *o, struct rec_
 		return attach_offcpu(p);
 	if (!n)
 		return attach_sampling(p, o);
+	if (o->cpu >= libbpf_num_possible_cpus())
+		return rec_err(-EINVAL, "invalid cpu %d: this machine has %d", o->cpu,
+			       libbpf_num_possible_cpus());
 	for (int i = 0; i < n && !err; i++)
 		err = attach_spec(p, &specs[i], o);
 	return err;

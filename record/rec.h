@@ -31,6 +31,8 @@ struct rec_opts {
 	bool regexp;
 	unsigned int freq_hz;	/* -F, 0 when -c is used */
 	uint64_t period;	/* -c N, 0 when -F */
+	uint64_t c_value;	/* -c as given: a period, or with a SPEC a CPU (opts.c) */
+	bool c_given;
 	int cpu;		/* -C, -1 for all */
 	bool include_idle;
 	uint32_t stack_storage_size;

@@ -93,4 +93,21 @@ check_eq tp.wildcard.attached 1 \
 		"$tmp/tpw.err")" "$tmp/tpw.err"
 folded tpw "$tmp/tpw.stk"
 check_eq tp.wildcard.count "$n" "$(sum_folded "$tmp/tpw.rep" "$(chain wl_getppid)")" "$tmp/tpw.rep"
+
+# bcc stackcount's -c CPU (with a SPEC -c is the CPU, not profile's sample period), and -C: the
+# workload pinned to the last CPU fires all its events there and none elsewhere.
+last=$(($(nproc) - 1))
+n=2000
+for opt in "-c $last" "-C $last" "-c 0"; do
+	name=tpc${opt// /}
+	want=$n
+	[ "$opt" = "-c 0" ] && [ "$last" != 0 ] && want=0
+	# shellcheck disable=SC2086
+	rec "$name" -q $opt -o "$tmp/$name.stk" t:syscalls:sys_enter_getppid -- \
+		taskset -c "$last" "$WL/wl_syscall" "$n"
+	check_eq "tp.cpu${opt// /}.exit" 0 $? "$tmp/$name.err"
+	folded "$name" "$tmp/$name.stk"
+	check_eq "tp.cpu${opt// /}.count" "$want" "$(sum_folded "$tmp/$name.rep" "$(chain wl_getppid)")" \
+		"$tmp/$name.rep"
+done
 e2e_done
