@@ -795,6 +795,8 @@ struct task_struct___offcpu {
 } __attribute__((preserve_access_index));
 
 const volatile __u64 cfg_min_block_us = 1;	/* --min-block */
+const volatile __u32 cfg_threads = 0;		/* enum rec_threads: -u, -k */
+const volatile __s64 cfg_state = -1;		/* --state MASK, -1: any */
 const volatile __u32 cfg_command_tgid = 0;	/* the -- COMMAND child, which stkrec ptraces */
 const volatile __u64 cfg_max_block_us = ~0ull;	/* --max-block */
 
@@ -831,6 +833,25 @@ static __always_inline bool in_ptrace_stop(struct task_struct *task)
 	return BPF_CORE_READ(t, __state) & TASK_TRACED_BIT;
 }
 
+#ifndef PF_KTHREAD
+#define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
+#endif
+
+/* bcc offcputime's -u, -k and --state (0: runnable, i.e. preempted; else any bit of MASK). */
+static __always_inline bool wanted_block(struct task_struct *prev)
+{
+	struct task_struct___offcpu *t = (void *)prev;
+	bool kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
+	__u32 state;
+
+	if ((cfg_threads == 1 && kthread) || (cfg_threads == 2 && !kthread))
+		return false;
+	if (cfg_state < 0 || !bpf_core_field_exists(t->__state))
+		return true;
+	state = BPF_CORE_READ(t, __state);
+	return cfg_state == 0 ? state == 0 : (state & (__u32)cfg_state) != 0;
+}
+
 /*
  * prev is current here: its stacks are the ones it blocks in. They go to stacks0 whatever the
  * generation: the time is known only when the task runs again, possibly intervals later, and
@@ -855,7 +876,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	 * is stkrec's, not the program's (19 ms after exec, 9 ms at exit on a busy host).
 	 */
 	ptrace_stopped = in_ptrace_stop(prev);
-	if (ptrace_stopped && tgid == cfg_command_tgid)
+	if ((ptrace_stopped && tgid == cfg_command_tgid) || !wanted_block(prev))
 		return;
 	/*
 	 * An exiting task blocks too (exit_mmap, ptrace exit stop), after on_exit() made BPF forget

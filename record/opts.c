@@ -14,6 +14,7 @@ enum {
 	OPT_SNOOP,
 	OPT_OFFCPU,
 	OPT_MIN_BLOCK,
+	OPT_STATE,
 	OPT_MAX_BLOCK,
 	OPT_NO_SYMTABS,
 	OPT_EMBED_OBJECTS,
@@ -27,7 +28,7 @@ enum {
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 'L' },
+	{ "tid", required_argument, NULL, 'L' },	/* -t too: offcputime's letter */
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "user-stacks-only", no_argument, NULL, 'U' },
 	{ "interval", required_argument, NULL, 'i' },
@@ -44,6 +45,12 @@ static const struct option long_opts[] = {
 	{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	/* bcc offcputime's spellings */
+	{ "min-block-time", required_argument, NULL, 'm' },
+	{ "max-block-time", required_argument, NULL, 'M' },
+	{ "user-threads-only", no_argument, NULL, 'u' },
+	{ "kernel-threads-only", no_argument, NULL, 'k' },
+	{ "state", required_argument, NULL, OPT_STATE },
 	{ "no-symtabs", no_argument, NULL, OPT_NO_SYMTABS },
 	{ "embed-objects", no_argument, NULL, OPT_EMBED_OBJECTS },
 	{ "max-kprobes", required_argument, NULL, OPT_MAX_KPROBES },
@@ -69,7 +76,7 @@ static const char usage_text[] =
 	"\n"
 	"  -o, --output FILE          capture file (default stkrec.stk)\n"
 	"  -p, --pid PID[,PID..]      only these processes\n"
-	"  -L, --tid TID[,TID..]      only these threads\n"
+	"  -L, -t, --tid TID[,TID..]  only these threads\n"
 	"  -K, --kernel-stacks-only   -U, --user-stacks-only\n"
 	"  -i, --interval SECS        snapshot interval (default 1)\n"
 	"  -D, --duration SECS        stop after SECS\n"
@@ -85,8 +92,12 @@ static const char usage_text[] =
 	"      --snoop                record every event with its time and CPU (bcc stacksnoop)\n"
 	"      --ringbuf-size MB      --snoop ring buffer size (default 16)\n"
 	"      --offcpu               off-CPU time: stacks of blocked tasks, weighted by usecs\n"
-	"      --min-block USECS      --offcpu: ignore blocks shorter than USECS (default 1)\n"
-	"      --max-block USECS      --offcpu: ignore blocks longer than USECS\n"
+	"  -m, --min-block USECS      --offcpu: ignore blocks shorter than USECS (default 1)\n"
+	"  -M, --max-block USECS      --offcpu: ignore blocks longer than USECS\n"
+	"  -u, --user-threads-only    --offcpu: user threads only (no kernel threads)\n"
+	"  -k, --kernel-threads-only  --offcpu: kernel threads only\n"
+	"      --state MASK           --offcpu: tasks blocking in these states only (bcc\n"
+	"                             offcputime: 0 runnable, 1 interruptible, 2 uninterruptible)\n"
 	"      --max-kprobes N        refuse a kernel-function pattern matching more (default 1000)\n"
 	"      --unwind fp|cfi|auto   user stacks: frame pointers, CFI (.eh_frame), or CFI where\n"
 	"                             an object has it and frame pointers elsewhere (default)\n"
@@ -208,6 +219,7 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		if (rec_parse_id_list(arg, &o->pids, &o->npids))
 			return usage_err("invalid pid list '%s'", arg);
 		return 0;
+	case 't':
 	case 'L':
 		free(o->tids);
 		o->tids = NULL;
@@ -302,17 +314,30 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case OPT_OFFCPU:
 		o->offcpu = true;
 		return 0;
+	case 'u':
+	case 'k':
+		o->threads = c == 'u' ? REC_THREADS_USER : REC_THREADS_KERNEL;
+		o->offcpu_filter_given = true;
+		return 0;
+	case OPT_STATE:
+		if (rec_parse_u64(arg, 0, UINT32_MAX, &v))
+			return usage_err("invalid --state '%s' (a task state bitmask)", arg);
+		o->state = (int64_t)v;
+		o->offcpu_filter_given = true;
+		return 0;
+	case 'm':
 	case OPT_MIN_BLOCK:
 		if (rec_parse_u64(arg, 0, UINT64_MAX / 1000, &v))
 			return usage_err("invalid --min-block '%s' (microseconds)", arg);
 		o->min_block_us = v;
-		o->block_given = true;
+		o->offcpu_filter_given = true;
 		return 0;
+	case 'M':
 	case OPT_MAX_BLOCK:
 		if (rec_parse_u64(arg, 1, UINT64_MAX / 1000, &v))
 			return usage_err("invalid --max-block '%s' (microseconds)", arg);
 		o->max_block_us = v;
-		o->block_given = true;
+		o->offcpu_filter_given = true;
 		return 0;
 	case OPT_NO_SYMTABS:
 		o->no_symtabs = true;
@@ -364,6 +389,7 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	o->unwind_mb = 64;
 	o->ringbuf_mb = 16;
 	o->min_block_us = 1;
+	o->state = -1;
 	o->max_block_us = UINT64_MAX / 1000;
 	o->max_kprobes = 1000;
 	o->argc = argc;
@@ -404,8 +430,9 @@ static int check_modes(const struct rec_opts *o)
 	if (o->snoop && !o->nspecs)
 		return usage_err("--snoop needs a probe SPEC (bcc stacksnoop traces functions)%s",
 				 "");
-	if (o->block_given && !o->offcpu)
-		return usage_err("--min-block and --max-block apply to --offcpu%s", "");
+	if (o->offcpu_filter_given && !o->offcpu)
+		return usage_err("-m/--min-block, -M/--max-block, -u, -k and --state apply to "
+				 "--offcpu%s", "");
 	if (o->min_block_us > o->max_block_us)
 		return usage_err("--min-block is above --max-block%s", "");
 	return 0;
@@ -420,7 +447,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	set_defaults(o, argc, argv);
 	optind = 1;
 	opterr = 0;	/* our own one-line messages, without argv[0]'s full path */
-	while ((c = getopt_long(cmd, argv, ":o:p:L:KUi:D:rF:c:C:Ie:qhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(cmd, argv, ":o:p:L:t:KUukm:M:i:D:rF:c:C:Ie:qhV", long_opts, NULL)) != -1) {
 		if (c == ':')
 			return usage_err("option '%s' needs an argument",
 					 refused_option(argv, opt, sizeof(opt)));

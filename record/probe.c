@@ -141,6 +141,8 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_filter_tgid = o->npids > 0 || child > 0;
 	ro->cfg_command_tgid = child > 0 ? child : 0;
 	ro->cfg_cpu = o->cpu;
+	ro->cfg_threads = o->threads;
+	ro->cfg_state = o->state;
 	ro->cfg_filter_tid = o->ntids > 0;
 	ro->cfg_kstacks = !o->user_only;
 	ro->cfg_ustacks = !o->kernel_only;

@@ -43,7 +43,9 @@ struct rec_opts {
 	uint32_t ringbuf_mb;	/* --ringbuf-size: the --snoop ring buffer, all CPUs */
 	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
 	uint64_t min_block_us, max_block_us;
-	bool block_given;	/* --min-block or --max-block on the command line */
+	bool offcpu_filter_given;	/* -m, -M, -u, -k or --state: --offcpu only */
+	enum rec_threads { REC_THREADS_ALL, REC_THREADS_USER, REC_THREADS_KERNEL } threads;
+	int64_t state;		/* --state MASK (bcc offcputime), -1: any */
 	uint32_t unwind;	/* --unwind: enum stk_unwind */
 	uint32_t unwind_mb;	/* --unwind-memory: the CFI tables' rows, all objects */
 	bool no_symtabs;	/* --no-symtabs */

@@ -122,4 +122,26 @@ check_eq offcpu.system.no_idle 0 "$(grep -c '^swapper/' "$tmp/sys.rep")" "$tmp/s
 rec spec --offcpu t:sched:sched_switch -o "$tmp/spec.stk"
 check_eq offcpu.spec.exit 2 $? "$tmp/spec.err"
 check_true offcpu.spec.no_file "no capture file" test ! -e "$tmp/spec.stk"
+
+# bcc offcputime's options. --state: a nanosleep blocks interruptible (1), never uninterruptible
+# (2); -u keeps the sleeper (a user thread), -k drops it; -m is --min-block.
+for opt in "--state 1" "--state 2" "-u" "-m 250000"; do
+	name=st${opt//[ -]/}
+	# shellcheck disable=SC2086
+	rec "$name" --offcpu -q $opt -o "$tmp/$name.stk" -- "$WL/wl_sleep" -t 4
+	check_eq "offcpu.opt${opt// /}.exit" 0 $? "$tmp/$name.err"
+	folded "$name" "$tmp/$name.stk"
+	us=$(sum_folded "$tmp/$name.rep" "$chain")
+	case $opt in
+	"--state 2" | "-m 250000") check_eq "offcpu.opt${opt// /}.dropped" 0 "$us" "$tmp/$name.rep" ;;
+	*) asleep "offcpu.opt${opt// /}.kept" 200000 "$us" "$tmp/$name.out" "$tmp/$name.rep" ;;
+	esac
+done
+wl_bg kthr "$WL/wl_sleep" -v 40
+rec kthr --offcpu -q -k -o "$tmp/kthr.stk" 1
+check_eq offcpu.kthreads.exit 0 $? "$tmp/kthr.err"
+kill "$WL_PID" 2>/dev/null
+folded kthr "$tmp/kthr.stk"
+check_eq offcpu.kthreads.no_user 0 "$(sum_folded "$tmp/kthr.rep" '^wl_sleep;')" "$tmp/kthr.rep"
+check_true offcpu.kthreads.some "kernel threads' off-CPU time" test "$(sum_folded "$tmp/kthr.rep")" -gt 0
 e2e_done
