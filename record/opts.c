@@ -377,6 +377,42 @@ static const char *refused_option(char **argv, char *buf, size_t len)
 	return argv[optind - 1];
 }
 
+/*
+ * bcc options that shape the printed report: stkrec records, stkreport prints, so each gets a
+ * one-line refusal naming its equivalent instead of "unrecognized".
+ */
+#define REPORT_OPTION(shrt, lng, what) \
+	{ shrt, lng, "is a report option (bcc): record, then use stkreport " what }
+static const struct {
+	const char *shrt, *lng, *why;	/* why: what the one-line refusal says after the option */
+} elsewhere[] = {
+	REPORT_OPTION("-f", "--folded", "-f FILE"),
+	REPORT_OPTION("-d", "--delimited", "-d FILE"),
+	REPORT_OPTION("-a", "--annotations", "-a FILE"),
+	REPORT_OPTION("-A", "--address", "-v FILE (raw addresses)"),
+	REPORT_OPTION("-P", "--perpid", "-P FILE"),
+	REPORT_OPTION("-s", "--offset", "-s FILE"),
+	REPORT_OPTION("-v", "--verbose", "-v FILE"),
+	REPORT_OPTION("-T", "--timestamp", "-T FILE"),
+	{ NULL, "--ebpf", "(bcc) prints BPF C that stkrec does not have: its programs are "
+			  "compiled in (bpftool prog dump xlated shows them)" },
+	{ NULL, "--debug", "(bcc) prints BPF C that stkrec does not have: its programs are "
+			   "compiled in (bpftool prog dump xlated shows them)" },
+	{ NULL, "--cgroupmap", "(bcc) is not supported: select processes with -p PID" },
+	{ NULL, "--mntnsmap", "(bcc) is not supported: select processes with -p PID" },
+};
+
+static const char *refusal_of(const char *opt)
+{
+	size_t n = strcspn(opt, "=");
+
+	for (size_t i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]); i++)
+		if ((elsewhere[i].shrt && !strcmp(opt, elsewhere[i].shrt)) ||
+		    (strlen(elsewhere[i].lng) == n && !strncmp(opt, elsewhere[i].lng, n)))
+			return elsewhere[i].why;
+	return NULL;
+}
+
 static void set_defaults(struct rec_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
@@ -451,9 +487,16 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 		if (c == ':')
 			return usage_err("option '%s' needs an argument",
 					 refused_option(argv, opt, sizeof(opt)));
-		if (c == '?')
-			return usage_err("unrecognized option '%s'",
-					 refused_option(argv, opt, sizeof(opt)));
+		if (c == '?') {
+			const char *bad = refused_option(argv, opt, sizeof(opt));
+			const char *why = refusal_of(bad);
+
+			if (why) {
+				fprintf(stderr, "stkrec: %s %s\n", bad, why);
+				return -EINVAL;
+			}
+			return usage_err("unrecognized option '%s'", bad);
+		}
 		err = parse_one(c, optarg, o);
 		if (err)
 			return err;

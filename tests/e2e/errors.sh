@@ -85,6 +85,8 @@ usage_case freq_value 2 'abc|frequency|-F' -F abc
 usage_case interval_value 2 '-5|interval|-i' -i -5 t:syscalls:sys_enter_getppid
 usage_case spec_syntax '1|2' 'x:y:z:w' x:y:z:w
 usage_case block_no_offcpu 2 "min-block.*offcpu" --min-block 100 -F 49
+usage_case bcc_report_f 2 "-f is a report option.*stkreport -f" -f -F 49 1
+usage_case bcc_ebpf 2 "--ebpf.*compiled in" --ebpf t:syscalls:sys_enter_getppid
 
 # -h and -V: exit 0 on stdout.
 "$STKREC" -h >"$tmp/h.out" 2>&1
