@@ -76,7 +76,7 @@ NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
 CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi_prog_debug_frame
 CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS)
 
-.PHONY: all tools check-bins workloads deps check e2e test test-build demo bench bench-sym install \
+.PHONY: all tools check-bins workloads deps check e2e test test-build demo bench bench-sym install uninstall \
 	golden-update clean
 
 all: tools
@@ -213,12 +213,21 @@ bench-sym:
 golden-update: check-bins
 	$(Q)OUTPUT=$(OUTPUT) tests/golden/update
 
+# The man pages name the documents under share/doc/stkrec.
+INSTALLED = bin/stkrec bin/stkreport share/man/man8/stkrec.8 share/man/man1/stkreport.1 \
+	share/doc/stkrec/format.md share/doc/stkrec/sql.md share/doc/stkrec/README.md
+
 install: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man8
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/stkrec
 	install -m 0755 $(STKREC) $(STKREPORT) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/stkrec.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 docs/stkreport.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/format.md docs/sql.md README.md $(DESTDIR)$(PREFIX)/share/doc/stkrec/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/share/doc/stkrec 2>/dev/null
 
 clean:
 	rm -rf .output .output-san

@@ -17,10 +17,13 @@ check install.make make -s --no-print-directory install OUTPUT="$OUTPUT" PREFIX=
 for f in bin/stkrec bin/stkreport; do
 	check "install.$f" test -x "$tmp/usr/$f"
 done
-for f in share/man/man8/stkrec.8 share/man/man1/stkreport.1; do
+for f in share/man/man8/stkrec.8 share/man/man1/stkreport.1 share/doc/stkrec/format.md \
+	share/doc/stkrec/sql.md share/doc/stkrec/README.md; do
 	check "install.$f" test -f "$tmp/usr/$f"
 done
 check install.version bash -c "'$tmp/usr/bin/stkreport' -V | grep -qx 'stkreport $(cat VERSION)'"
+check uninstall.make make -s --no-print-directory uninstall OUTPUT="$OUTPUT" PREFIX="$tmp/usr"
+check uninstall.nothing_left bash -c "test -z \"\$(find '$tmp/usr' -type f)\""
 if command -v groff >/dev/null; then
 	for page in docs/stkrec.8 docs/stkreport.1; do
 		check "man.$page" bash -c "! groff -man -ww -z '$page' 2>&1 | grep -q ."
