@@ -133,7 +133,7 @@ struct builder {
 	struct pb functions, mappings, locations;
 	struct pb tmp, tmp2;		/* scratch: a message, and the messages nested in it */
 	uint32_t nfunctions, nmappings, nlocations;
-	uint32_t kernel_mapping;
+	uint32_t kernel_mapping;	/* 0 until a kernel frame needs it (kernel_mapping_id()) */
 	struct sample *samples;
 	uint32_t nsamples, samples_cap;
 	struct rep_htab sample_index;
@@ -255,6 +255,36 @@ static int mapping_id(struct builder *b, const struct cap_process *p, uint64_t a
 	return put_mapping(b, *id, m->start, m->end, m->pgoff, m->path, bid);
 }
 
+/* The kernel's mapping, made when a kernel frame first needs it: pprof takes mapping 1 as
+ * the profile's main binary. */
+static int kernel_mapping_id(struct builder *b, uint32_t *id)
+{
+	int err = 0;
+
+	if (!b->kernel_mapping) {
+		b->kernel_mapping = ++b->nmappings;
+		err = put_mapping(b, b->kernel_mapping, 0, 0, 0, "[kernel.kallsyms]", "");
+	}
+	*id = b->kernel_mapping;
+	return err;
+}
+
+/*
+ * Before any other: the executable's mapping of the first process with a user stack, so that
+ * mapping 1, which pprof names the profile after, is the program (it was [kernel.kallsyms]).
+ */
+static int main_mapping_first(struct builder *b, const struct cap_process *p)
+{
+	uint32_t id;
+
+	if (b->nmappings || !p || !p->exe)
+		return 0;
+	for (uint32_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].path && !strcmp(p->maps[i].path, p->exe))
+			return mapping_id(b, p, p->maps[i].start, &id);
+	return 0;
+}
+
 static int add_line(struct builder *b, const char *name, const char *file, uint32_t line)
 {
 	uint32_t fid;
@@ -331,7 +361,7 @@ static int add_stack(struct builder *b, struct rep_resolver *r, const struct rep
 	for (i = 0; i < s->nips; i++) {
 		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
 		if (!err && kernel)
-			map = b->kernel_mapping;
+			err = kernel_mapping_id(b, &map);
 		else if (!err)
 			err = mapping_id(b, ri->procs[row], s->ips[i], &map);
 		if (!err)
@@ -412,8 +442,10 @@ static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_c
 	if (id < 0)
 		return id;
 	s.probe = id;
+	if (cr->ustack != CAP_NO_STACK && !b->o->kernel_only)
+		err = main_mapping_first(b, ri->procs[row]);
 	/* leaf first: the kernel part (when shown) sits below the user part */
-	if (!b->o->user_only)
+	if (!err && !b->o->user_only)
 		err = add_stack(b, r, ri, row, true, &s.nlocs);
 	if (!err && !b->o->kernel_only)
 		err = add_stack(b, r, ri, row, false, &s.nlocs);
@@ -623,10 +655,6 @@ int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const st
 	/* string 0 must be "" (profile.proto) */
 	if (str_id(&b, "") < 0)
 		err = -ENOMEM;
-	if (!err) {
-		b.kernel_mapping = ++b.nmappings;
-		err = put_mapping(&b, b.kernel_mapping, 0, 0, 0, "[kernel.kallsyms]", "");
-	}
 	for (i = 0; i < n && !err; i++)
 		err = add_capture(&b, caps[i]);
 	if (!err)
