@@ -134,6 +134,8 @@ struct builder {
 	struct pb tmp, tmp2;		/* scratch: a message, and the messages nested in it */
 	uint32_t nfunctions, nmappings, nlocations;
 	uint32_t kernel_mapping;	/* 0 until a kernel frame needs it (kernel_mapping_id()) */
+	uint64_t scale[2];		/* each sample type's value: the count times this */
+	uint32_t ntypes;
 	struct sample *samples;
 	uint32_t nsamples, samples_cap;
 	struct rep_htab sample_index;
@@ -497,6 +499,16 @@ static int label(struct builder *b, struct pb *out, const char *key, int64_t str
 	return 0;
 }
 
+/* count * scale, held at INT64_MAX (pprof values are int64) */
+static uint64_t scaled(uint64_t count, uint64_t scale)
+{
+	uint64_t v;
+
+	if (__builtin_mul_overflow(count, scale, &v) || v > INT64_MAX)
+		return INT64_MAX;
+	return v;
+}
+
 static int put_samples(struct builder *b, struct pb *out)
 {
 	uint32_t i, j;
@@ -509,7 +521,8 @@ static int put_samples(struct builder *b, struct pb *out)
 		for (j = 0; j < s->nlocs; j++)
 			pb_varint(&b->tmp2, s->locs[j]);
 		pb_msg(&b->tmp, SAMPLE_LOCATION_ID, &b->tmp2);
-		pb_varint(&b->tmp2, s->value);
+		for (j = 0; j < b->ntypes; j++)
+			pb_varint(&b->tmp2, scaled(s->value, b->scale[j]));
 		pb_msg(&b->tmp, SAMPLE_VALUE, &b->tmp2);
 		err = label(b, &b->tmp, "pid", 0, s->pid);
 		if (!err)
@@ -523,31 +536,47 @@ static int put_samples(struct builder *b, struct pb *out)
 	return err;
 }
 
-/* Sample type and period from the first capture's meta (format.md 4.1). */
+/* One sample type: its values are the counts times scale. */
+static int sample_type(struct builder *b, struct pb *out, const char *type, const char *unit,
+		       uint64_t scale)
+{
+	b->scale[b->ntypes++] = scale;
+	return value_type(b, out, PROFILE_SAMPLE_TYPE, type, unit);
+}
+
+/*
+ * Sample types and period from the first capture's meta (format.md 4.1), as Go's CPU profiles
+ * and Pyroscope/Parca expect them: a timed profile is samples/count and cpu/nanoseconds (each
+ * sample worth 1 s / frequency), off-CPU time off_cpu/nanoseconds.
+ */
 static int put_types(struct builder *b, struct pb *out, const struct rep_capture *c)
 {
 	int64_t freq = 0, period = 0;
 	int err;
 
+	b->ntypes = 0;
 	if (c && rep_capture_weight_us(c)) {
-		err = value_type(b, out, PROFILE_SAMPLE_TYPE, "off-cpu", "microseconds");
+		err = sample_type(b, out, "off_cpu", "nanoseconds", 1000);
 		if (!err)
-			err = value_type(b, out, PROFILE_PERIOD_TYPE, "off-cpu", "microseconds");
-		pb_int(out, PROFILE_PERIOD, 1);
+			err = value_type(b, out, PROFILE_PERIOD_TYPE, "off_cpu", "nanoseconds");
+		pb_int(out, PROFILE_PERIOD, 1000);
 		return err;
 	}
 	if (c && rep_capture_is_profile(c)) {
-		err = value_type(b, out, PROFILE_SAMPLE_TYPE, "samples", "count");
+		err = sample_type(b, out, "samples", "count", 1);
 		if (err)
 			return err;
 		if (rep_capture_meta_i64(c, "period", &period) && period > 0) {
 			pb_int(out, PROFILE_PERIOD, period);
 			return value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "events");
 		}
-		if (rep_capture_meta_i64(c, "freq_hz", &freq) && freq > 0)
+		if (rep_capture_meta_i64(c, "freq_hz", &freq) && freq > 0) {
+			err = sample_type(b, out, "cpu", "nanoseconds", 1000000000 / freq);
 			pb_int(out, PROFILE_PERIOD, 1000000000 / freq);
-		return value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+		}
+		return err ? err : value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	}
+	b->scale[b->ntypes++] = 1;
 	err = value_type(b, out, PROFILE_SAMPLE_TYPE, "events", "count");
 	if (!err)
 		err = value_type(b, out, PROFILE_PERIOD_TYPE, "events", "count");
