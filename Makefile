@@ -215,15 +215,19 @@ golden-update: check-bins
 
 # The man pages name the documents under share/doc/stkrec.
 INSTALLED = bin/stkrec bin/stkreport share/man/man8/stkrec.8 share/man/man1/stkreport.1 \
-	share/doc/stkrec/format.md share/doc/stkrec/sql.md share/doc/stkrec/README.md
+	share/doc/stkrec/format.md share/doc/stkrec/sql.md share/doc/stkrec/README.md \
+	share/bash-completion/completions/stkrec share/bash-completion/completions/stkreport
+COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 
 install: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/stkrec
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/stkrec $(COMPLETIONS)
 	install -m 0755 $(STKREC) $(STKREPORT) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/stkrec.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 docs/stkreport.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/format.md docs/sql.md README.md $(DESTDIR)$(PREFIX)/share/doc/stkrec/
+	install -m 0644 scripts/completion/stkrec.bash $(COMPLETIONS)/stkrec
+	install -m 0644 scripts/completion/stkrec.bash $(COMPLETIONS)/stkreport
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))

@@ -18,7 +18,8 @@ for f in bin/stkrec bin/stkreport; do
 	check "install.$f" test -x "$tmp/usr/$f"
 done
 for f in share/man/man8/stkrec.8 share/man/man1/stkreport.1 share/doc/stkrec/format.md \
-	share/doc/stkrec/sql.md share/doc/stkrec/README.md; do
+	share/doc/stkrec/sql.md share/doc/stkrec/README.md share/bash-completion/completions/stkrec \
+	share/bash-completion/completions/stkreport; do
 	check "install.$f" test -f "$tmp/usr/$f"
 done
 check install.version bash -c "'$tmp/usr/bin/stkreport' -V | grep -qx 'stkreport $(cat VERSION)'"
