@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	catch_signals();
-	err = rec_run(&opts);
+	err = opts.list ? rec_list(&opts) : rec_run(&opts);
 	rec_opts__free(&opts);
 	return err ? EXIT_FAILURE : EXIT_SUCCESS;
 }

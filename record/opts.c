@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "duration", required_argument, NULL, 'D' },
 	{ "regexp", no_argument, NULL, 'r' },
+	{ "list", no_argument, NULL, 'l' },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "cpu", required_argument, NULL, 'C' },
@@ -81,6 +82,8 @@ static const char usage_text[] =
 	"  -i, --interval SECS        snapshot interval (default 1)\n"
 	"  -D, --duration SECS        stop after SECS\n"
 	"  -r, --regexp               SPEC patterns are regular expressions\n"
+	"  -l, --list                 print what each SPEC attaches to (none: every\n"
+	"                             tracepoint), one SPEC per line, and exit (bpftrace -l)\n"
 	"  -F, --frequency HZ         sampling frequency (default 49)\n"
 	"  -c, --count N              sample every N events instead of -F; with a SPEC,\n"
 	"                             the CPU to trace (bcc stackcount's -c)\n"
@@ -218,6 +221,9 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		o->pids = NULL;
 		if (rec_parse_id_list(arg, &o->pids, &o->npids))
 			return usage_err("invalid pid list '%s'", arg);
+		return 0;
+	case 'l':
+		o->list = true;
 		return 0;
 	case 't':
 	case 'L':
@@ -483,7 +489,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	set_defaults(o, argc, argv);
 	optind = 1;
 	opterr = 0;	/* our own one-line messages, without argv[0]'s full path */
-	while ((c = getopt_long(cmd, argv, ":o:p:L:t:KUukm:M:i:D:rF:c:C:Ie:qhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(cmd, argv, ":o:p:L:t:KUukm:M:i:D:rlF:c:C:Ie:qhV", long_opts, NULL)) != -1) {
 		if (c == ':')
 			return usage_err("option '%s' needs an argument",
 					 refused_option(argv, opt, sizeof(opt)));

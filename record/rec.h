@@ -44,6 +44,7 @@ struct rec_opts {
 	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
 	uint64_t min_block_us, max_block_us;
 	bool offcpu_filter_given;	/* -m, -M, -u, -k or --state: --offcpu only */
+	bool list;		/* -l: print the SPECs' targets, record nothing (list.c) */
 	enum rec_threads { REC_THREADS_ALL, REC_THREADS_USER, REC_THREADS_KERNEL } threads;
 	int64_t state;		/* --state MASK (bcc offcputime), -1: any */
 	uint32_t unwind;	/* --unwind: enum stk_unwind */
@@ -166,6 +167,8 @@ char *rec_resolve_lib(const char *lib, int pid);
  * Prints a one-line error naming the input and returns a negative errno on failure.
  */
 int rec_specs__resolve(const struct rec_opts *opts, struct rec_spec **specs, int *nspecs);
+/* stkrec -l: print the targets of o's SPECs (none: every tracepoint), one per line (list.c). */
+int rec_list(const struct rec_opts *o);
 void rec_specs__free(struct rec_spec *specs, int nspecs);
 
 /* Mount tracefs when needed; returns its directory, or NULL with errno set. */

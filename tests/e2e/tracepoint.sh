@@ -94,6 +94,23 @@ check_eq tp.wildcard.attached 1 \
 folded tpw "$tmp/tpw.stk"
 check_eq tp.wildcard.count "$n" "$(sum_folded "$tmp/tpw.rep" "$(chain wl_getppid)")" "$tmp/tpw.rep"
 
+# -l lists what a SPEC attaches to, each line a SPEC of its own (bpftrace -l); one pasted back
+# attaches to that one target.
+"$STKREC" -l 't:sched:sched_process_ex*' >"$tmp/list.out" 2>"$tmp/list.err"
+check_eq tp.list.exit 0 $? "$tmp/list.err"
+check_eq tp.list.tracepoints "t:sched:sched_process_exec t:sched:sched_process_exit" \
+	"$(tr '\n' ' ' <"$tmp/list.out" | sed 's/ $//')"
+"$STKREC" -l "$WL/wl_syscall:wl_*" >"$tmp/listu.out" 2>"$tmp/listu.err"
+check_eq tp.list.uprobes "p:$WL/wl_syscall:wl_getppid p:$WL/wl_syscall:wl_middle p:$WL/wl_syscall:wl_outer" \
+	"$(grep -E ':wl_(getppid|middle|outer)$' "$tmp/listu.out" | sort | tr '\n' ' ' | sed 's/ $//')" \
+	"$tmp/listu.out"
+rec tpl -q -o "$tmp/tpl.stk" "$(grep ':wl_getppid$' "$tmp/listu.out")" -- "$WL/wl_syscall" 100
+check_eq tp.list.pasted "Tracing 1 functions for \"p:$WL/wl_syscall:wl_getppid\"... Hit Ctrl-C to end." \
+	"$(head -1 "$tmp/tpl.err")"
+"$STKREC" -l 't:nosuchcategory:*' >"$tmp/listn.out" 2>"$tmp/listn.err"
+check_true tp.list.no_match "a non-zero exit and one line for a pattern matching nothing" \
+	test $? -ne 0 -a "$(grep -c '' "$tmp/listn.err")" = 1
+
 # bcc stackcount's -c CPU (with a SPEC -c is the CPU, not profile's sample period), and -C: the
 # workload pinned to the last CPU fires all its events there and none elsewhere.
 last=$(($(nproc) - 1))
