@@ -2,14 +2,17 @@
 /*
  * arena.c: bump allocator holding everything one decoded record points to, so
  * cap_record__free() is one walk over a few blocks instead of one free() per string (a kallsyms
- * record has hundreds of thousands of them).
+ * record has hundreds of thousands of them). Every block is taken from the arena's budget
+ * (capture.h) before it is allocated, and given back when the arena is freed.
  */
+#include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
 #define ARENA_BLOCK (64u << 10)
+#define ARENA_MIN_BLOCK 256u
 
 struct arena_block {
 	struct arena_block *next;
@@ -19,11 +22,34 @@ struct arena_block {
 
 struct cap_arena {
 	struct arena_block *head;
+	struct cap_budget *budget;
+	size_t next_block;	/* size of the next small-request block */
+	uint64_t taken;		/* from budget: the blocks and this struct */
 };
 
-struct cap_arena *cap_arena__new(void)
+struct cap_arena *cap_arena__new(struct cap_budget *budget, size_t first_block)
 {
-	return calloc(1, sizeof(struct cap_arena));
+	struct cap_arena *a;
+
+	if (cap_budget__take(budget, sizeof(*a))) {
+		errno = EFBIG;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		cap_budget__give(budget, sizeof(*a));
+		errno = ENOMEM;
+		return NULL;
+	}
+	a->budget = budget;
+	a->taken = sizeof(*a);
+	/*
+	 * A small record gets a small first block: a file of many tiny chunks would otherwise
+	 * hold 64 KiB per record (and take as much from the budget).
+	 */
+	a->next_block = first_block < ARENA_MIN_BLOCK ? ARENA_MIN_BLOCK :
+			first_block > ARENA_BLOCK ? ARENA_BLOCK : (first_block + 7) & ~(size_t)7;
+	return a;
 }
 
 void *cap_arena__alloc(struct cap_arena *a, size_t n)
@@ -37,10 +63,20 @@ void *cap_arena__alloc(struct cap_arena *a, size_t n)
 		n = 8;
 	if (!b || b->cap - b->used < n) {
 		/* Big requests get a block of their own; callers bound n by the payload size. */
-		cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
+		cap = n > a->next_block ? n : a->next_block;
+		if (cap_budget__take(a->budget, sizeof(*b) + cap)) {
+			errno = EFBIG;
 			return NULL;
+		}
+		b = malloc(sizeof(*b) + cap);
+		if (!b) {
+			cap_budget__give(a->budget, sizeof(*b) + cap);
+			errno = ENOMEM;
+			return NULL;
+		}
+		a->taken += sizeof(*b) + cap;
+		if (cap == a->next_block)
+			a->next_block = ARENA_BLOCK;
 		b->used = 0;
 		b->cap = cap;
 		b->next = a->head;
@@ -62,5 +98,6 @@ void cap_arena__free(struct cap_arena *a)
 		next = b->next;
 		free(b);
 	}
+	cap_budget__give(a->budget, a->taken);
 	free(a);
 }

@@ -3,7 +3,9 @@
  * decode.c: chunk payloads to records (format.md 4). The input is hostile: every count is checked
  * against the bytes left before anything is allocated (each element has a minimum encoded size,
  * format.md 4), so decoded memory stays within a small multiple of the payload, itself at most
- * CAP_MAX_CHUNK_RAW. Errors: -EBADMSG malformed, -EOVERFLOW over a limit of capture.h, -ENOMEM.
+ * CAP_MAX_CHUNK_RAW; and every byte of it is taken from the caller's budget (capture.h) before
+ * it is allocated, which bounds a whole file. Errors: -EBADMSG malformed, -EOVERFLOW over a
+ * limit of capture.h, -EFBIG over the budget, -ENOMEM.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -78,7 +80,7 @@ static void *alloc(struct cursor *c, size_t n)
 		return NULL;
 	p = cap_arena__alloc(c->arena, n);
 	if (!p)
-		fail(c, -ENOMEM);
+		fail(c, errno == EFBIG ? -EFBIG : -ENOMEM);
 	return p;
 }
 
@@ -468,6 +470,12 @@ static void decode_end(struct cursor *c, struct cap_end *e)
 
 int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out)
 {
+	return cap_record__decode_budget(chunk, NULL, out);
+}
+
+int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *b,
+			      struct cap_record **out)
+{
 	struct cursor c = { .p = chunk->data, .left = chunk->len };
 	struct cap_record *rec = NULL;
 	int err;
@@ -479,13 +487,19 @@ int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out)
 		return -EINVAL;
 	if (chunk->len > CAP_MAX_CHUNK_RAW)
 		return -EOVERFLOW;
-	rec = calloc(1, sizeof(*rec));
-	if (!rec)
-		return -ENOMEM;
-	c.arena = cap_arena__new();
-	if (!c.arena) {
-		err = -ENOMEM;
-		goto out;
+	/*
+	 * The record itself lives in its arena, so the budget sees all of it. A first block of
+	 * three times the payload holds the decoded form of most records (format.md 4: each
+	 * element's minimum size keeps it within a small multiple).
+	 */
+	c.arena = cap_arena__new(b, (size_t)chunk->len * 3 + sizeof(*rec) + 64);
+	if (!c.arena)
+		return errno == EFBIG ? -EFBIG : -ENOMEM;
+	rec = alloc(&c, sizeof(*rec));
+	if (!rec) {
+		err = c.err;
+		cap_arena__free(c.arena);
+		return err;
 	}
 	rec->priv = c.arena;
 	rec->type = chunk->type;
@@ -525,7 +539,6 @@ int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out)
 	if (!c.err && c.left)
 		fail(&c, -EBADMSG);
 	err = c.err;
-out:
 	if (err) {
 		cap_record__free(rec);
 		return err;
@@ -534,11 +547,10 @@ out:
 	return 0;
 }
 
-/* Everything a decoded record points to (cpu_dropped, object data, ...) is in its arena. */
+/* Everything a decoded record points to (cpu_dropped, object data, ...), and the record
+ * itself, is in its arena. */
 void cap_record__free(struct cap_record *rec)
 {
-	if (!rec)
-		return;
-	cap_arena__free(rec->priv);
-	free(rec);
+	if (rec)
+		cap_arena__free(rec->priv);
 }

@@ -117,8 +117,13 @@ int cap_record_encode(const struct cap_record *rec, struct cap_buf *b);
 
 struct cap_arena;
 
-struct cap_arena *cap_arena__new(void);
-/* Zeroed memory, 8-byte aligned; NULL on -ENOMEM. */
+/*
+ * Blocks are taken from budget (NULL: no limit); the first small-request block holds
+ * first_block bytes (256 to 64 KiB), later ones 64 KiB. NULL + errno: EFBIG (over budget),
+ * ENOMEM.
+ */
+struct cap_arena *cap_arena__new(struct cap_budget *budget, size_t first_block);
+/* Zeroed memory, 8-byte aligned; NULL + errno: EFBIG (over budget), ENOMEM. */
 void *cap_arena__alloc(struct cap_arena *a, size_t n);
 void cap_arena__free(struct cap_arena *a);
 

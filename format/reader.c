@@ -28,6 +28,7 @@ struct cap_reader {
 	LZ4F_dctx *dctx;
 	uint8_t *buf;		/* decompressed payload lent to the caller */
 	size_t buf_cap;
+	struct cap_budget *budget;	/* buf_cap bytes are taken from it */
 };
 
 /* format.md 2: magic, then the header checksum, then the version (the layout is frozen). */
@@ -138,11 +139,16 @@ static int reserve_buf(struct cap_reader *r, size_t len)
 	if (len <= r->buf_cap && r->buf)
 		return 0;
 	/* Never 0 bytes: LZ4F_decompress wants a real destination even for an empty frame. */
-	p = realloc(r->buf, len ? len : 1);
-	if (!p)
+	len = len ? len : 1;
+	if (cap_budget__take(r->budget, len - r->buf_cap))
+		return -EFBIG;
+	p = realloc(r->buf, len);
+	if (!p) {
+		cap_budget__give(r->budget, len - r->buf_cap);
 		return -ENOMEM;
+	}
 	r->buf = p;
-	r->buf_cap = len ? len : 1;
+	r->buf_cap = len;
 	return 0;
 }
 
@@ -265,6 +271,20 @@ uint64_t cap_reader__offset(const struct cap_reader *r)
 	return r ? r->offset : 0;
 }
 
+void cap_reader__set_budget(struct cap_reader *r, struct cap_budget *b)
+{
+	if (!r)
+		return;
+	/* what the buffer holds moves to the new budget */
+	cap_budget__give(r->budget, r->buf_cap);
+	r->budget = b;
+	if (cap_budget__take(b, r->buf_cap)) {
+		free(r->buf);
+		r->buf = NULL;
+		r->buf_cap = 0;
+	}
+}
+
 void cap_reader__version(const struct cap_reader *r, uint16_t *major, uint16_t *minor)
 {
 	if (major)
@@ -282,5 +302,6 @@ void cap_reader__close(struct cap_reader *r)
 	if (r->dctx)
 		LZ4F_freeDecompressionContext(r->dctx);
 	free(r->buf);
+	cap_budget__give(r->budget, r->buf_cap);
 	free(r);
 }

@@ -4,6 +4,12 @@
  * (format.md), so one pass suffices: the process table (latest record of a pid wins) and the
  * kernel symbol table in force are resolved for each row as its interval is read. Damage ends the
  * walk but keeps everything read before it: a damaged capture still yields a report.
+ *
+ * Memory (format.md 2, "Limits"): the reader's buffer and every decoded record take their bytes
+ * from the run's budget (struct cap_budget), and so do the tables made here whose size the
+ * input controls (kernel symbol tables, per-row process pointers, the arrays of records and
+ * intervals). Going over it ends the walk like damage (-EFBIG at the chunk that did), with
+ * what was read before kept.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +23,32 @@ struct proc_table {
 	uint32_t *pids;
 	const struct cap_process **procs;
 	uint32_t n, cap;
+	struct cap_budget *budget;	/* cap * PROC_ENTRY_BYTES taken from it */
 };
+
+/* An entry of each array, and the index's share at its fullest (a quarter full). */
+#define PROC_ENTRY_BYTES (sizeof(uint32_t) + sizeof(void *) + 4 * 12)
+
+/*
+ * Resize *p (a malloc'ed array of size_of-byte elements) from old_n to new_n elements, taking
+ * the growth from c's budget first. 0, -EFBIG or -ENOMEM (*p unchanged).
+ */
+static int grow_array(struct rep_capture *c, void *p, size_t old_n, size_t new_n, size_t size_of)
+{
+	uint64_t more = (uint64_t)(new_n - old_n) * size_of;
+	void *v;
+
+	if (cap_budget__take(c->budget, more))
+		return -EFBIG;
+	v = realloc(*(void **)p, new_n * size_of);
+	if (!v) {
+		cap_budget__give(c->budget, more);
+		return -ENOMEM;
+	}
+	*(void **)p = v;
+	c->charged += more;
+	return 0;
+}
 
 struct pid_key {
 	const struct proc_table *t;
@@ -53,16 +84,21 @@ static int proc_table__set(struct proc_table *t, const struct cap_process *p)
 	}
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		uint32_t *pids = realloc(t->pids, cap * sizeof(*pids));
+		uint32_t *pids;
 		const struct cap_process **procs;
 
-		if (!pids)
+		if (cap_budget__take(t->budget, (uint64_t)(cap - t->cap) * PROC_ENTRY_BYTES))
+			return -EFBIG;
+		pids = realloc(t->pids, cap * sizeof(*pids));
+		if (pids)
+			t->pids = pids;
+		procs = pids ? realloc(t->procs, cap * sizeof(*procs)) : NULL;
+		if (procs)
+			t->procs = procs;
+		if (!pids || !procs) {
+			cap_budget__give(t->budget, (uint64_t)(cap - t->cap) * PROC_ENTRY_BYTES);
 			return -ENOMEM;
-		t->pids = pids;
-		procs = realloc(t->procs, cap * sizeof(*procs));
-		if (!procs)
-			return -ENOMEM;
-		t->procs = procs;
+		}
 		t->cap = cap;
 	}
 	if (rep_htab__insert(&t->index, h, t->n))
@@ -78,18 +114,20 @@ static void proc_table__clear(struct proc_table *t)
 	rep_htab__clear(&t->index);
 	free(t->pids);
 	free(t->procs);
+	cap_budget__give(t->budget, (uint64_t)t->cap * PROC_ENTRY_BYTES);
 }
 
 /* Keep rec until rep_capture__free(). */
 static int keep(struct rep_capture *c, struct cap_record *rec)
 {
+	int err;
+
 	if (c->nrecs == c->recs_cap) {
 		uint32_t cap = c->recs_cap ? c->recs_cap * 2 : 32;
-		struct cap_record **recs = realloc(c->recs, cap * sizeof(*recs));
 
-		if (!recs)
-			return -ENOMEM;
-		c->recs = recs;
+		err = grow_array(c, &c->recs, c->recs_cap, cap, sizeof(*c->recs));
+		if (err)
+			return err;
 		c->recs_cap = cap;
 	}
 	c->recs[c->nrecs++] = rec;
@@ -111,63 +149,101 @@ struct walk {
  * into a new table and the intervals read before keep the old one. Symbols that replace nothing
  * and do not fall after a symbol without a size change no earlier name (a writer adds none where
  * an earlier row found no symbol), so tables are copied at replacements (a module or BPF program
- * reloaded), not for every chunk.
+ * reloaded), not for every chunk. A hostile file can make a copy per interval (a symbol replaced,
+ * then an interval using the table): the copies, not only the records, are charged to the budget.
  */
-static void ksyms_free(struct cap_ksyms *ks)
+
+/* What a table holds, as charged: its syms array has room for exactly max(count, 1) symbols. */
+static uint64_t ksyms_bytes(const struct cap_ksyms *ks)
 {
-	if (ks)
-		free(ks->syms);
+	return sizeof(*ks) + (uint64_t)(ks->count ? ks->count : 1) * sizeof(*ks->syms);
+}
+
+static void ksyms_free(struct rep_capture *c, struct cap_ksyms *ks)
+{
+	if (!ks)
+		return;
+	cap_budget__give(c->budget, ksyms_bytes(ks));
+	c->charged -= ksyms_bytes(ks);
+	free(ks->syms);
 	free(ks);
 }
 
 /* ks (owned from now on) becomes the table of the intervals read from now on. */
 static int ksyms_install(struct rep_capture *c, struct walk *w, struct cap_ksyms *ks)
 {
-	struct cap_ksyms **v;
+	int err;
 
 	if (c->nksyms && !w->ksyms_used) {
 		/* no kernel frame can resolve with the current table: drop it */
-		ksyms_free(c->ksyms[c->nksyms - 1]);
+		ksyms_free(c, c->ksyms[c->nksyms - 1]);
 		c->ksyms[c->nksyms - 1] = ks;
 		return 0;
 	}
-	v = realloc(c->ksyms, (c->nksyms + 1) * sizeof(*v));
-	if (!v) {
-		ksyms_free(ks);
-		return -ENOMEM;
+	err = grow_array(c, &c->ksyms, c->nksyms, c->nksyms + 1, sizeof(*c->ksyms));
+	if (err) {
+		ksyms_free(c, ks);
+		return err;
 	}
-	c->ksyms = v;
 	c->ksyms[c->nksyms++] = ks;
 	w->ksyms_used = false;
 	return 0;
 }
 
-/* A new table holding n symbols of syms (count and syms left to the caller when syms is NULL). */
-static struct cap_ksyms *ksyms_new(uint32_t flags, const struct cap_ksym *syms, uint32_t n)
+/*
+ * A new table with room for n symbols, charged as such (flags set, count 0). NULL + errno:
+ * EFBIG, ENOMEM.
+ */
+static struct cap_ksyms *ksyms_new(struct rep_capture *c, uint32_t flags, uint64_t n)
 {
-	struct cap_ksyms *ks = calloc(1, sizeof(*ks));
+	uint64_t bytes = sizeof(struct cap_ksyms) + (n ? n : 1) * sizeof(struct cap_ksym);
+	struct cap_ksyms *ks;
 
-	if (!ks)
+	if (cap_budget__take(c->budget, bytes)) {
+		errno = EFBIG;
 		return NULL;
-	ks->flags = flags;
-	if (syms) {
-		ks->syms = malloc((n ? n : 1) * sizeof(*ks->syms));
-		if (!ks->syms) {
-			free(ks);
-			return NULL;
-		}
-		memcpy(ks->syms, syms, n * sizeof(*syms));
-		ks->count = n;
 	}
+	ks = calloc(1, sizeof(*ks));
+	if (ks)
+		ks->syms = malloc((n ? n : 1) * sizeof(*ks->syms));
+	if (!ks || !ks->syms) {
+		free(ks);
+		cap_budget__give(c->budget, bytes);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->charged += bytes;
+	ks->flags = flags;
 	return ks;
+}
+
+/* Symbols count of a table made by ksyms_new() for n, given back what it has no use for. */
+static void ksyms_shrink(struct rep_capture *c, struct cap_ksyms *ks, uint64_t n, uint32_t count)
+{
+	struct cap_ksym *v;
+	uint64_t less = ((n ? n : 1) - (count ? count : 1)) * sizeof(*ks->syms);
+
+	ks->count = count;
+	if (!less)
+		return;
+	v = realloc(ks->syms, (count ? count : 1) * sizeof(*ks->syms));
+	if (v)
+		ks->syms = v;
+	/* a failed shrink keeps the bigger block: the charge follows what ksyms_bytes() says */
+	cap_budget__give(c->budget, less);
+	c->charged -= less;
 }
 
 /* format.md 4.2: a KSYMS record replaces the table (copied: KSYMS_ADD records merge into it). */
 static int set_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksyms *rec)
 {
-	struct cap_ksyms *ks = ksyms_new(rec->flags, rec->syms, rec->count);
+	struct cap_ksyms *ks = ksyms_new(c, rec->flags, rec->count);
 
-	return ks ? ksyms_install(c, w, ks) : -ENOMEM;
+	if (!ks)
+		return -errno;
+	memcpy(ks->syms, rec->syms, rec->count * sizeof(*rec->syms));
+	ks->count = rec->count;
+	return ksyms_install(c, w, ks);
 }
 
 /*
@@ -191,11 +267,14 @@ static int add_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksy
 	uint32_t n = cur ? cur->count : 0, i = 0, j = 0, k = 0;
 	uint32_t flags = (cur ? cur->flags : 0) | add->flags;
 	bool changes = cur && flags != cur->flags;	/* HIDDEN from now on */
+	uint64_t room = (uint64_t)n + add->count;
 	struct cap_ksym *merged;
 
-	merged = malloc(((size_t)n + add->count + 1) * sizeof(*merged));
-	if (!merged)
-		return -ENOMEM;
+	/* the merge goes into a new table, which replaces cur's array or becomes a table */
+	ks = ksyms_new(c, flags, room);
+	if (!ks)
+		return -errno;
+	merged = ks->syms;
 	while (i < n || j < add->count) {
 		if (j < add->count && (i == n || add->syms[j].addr <= cur->syms[i].addr)) {
 			/* after a symbol without a size: addresses it named get a new name */
@@ -208,32 +287,39 @@ static int add_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksy
 			merged[k++] = cur->syms[i++];
 		}
 	}
+	ksyms_shrink(c, ks, room, k);
+	merged = ks->syms;
 	if (cur && !(changes && w->ksyms_used)) {
-		free(cur->syms);
+		/* in place: cur takes the merged array, ks takes cur's old one to free it */
+		ks->syms = cur->syms;
 		cur->syms = merged;
+		ks->count = cur->count;
 		cur->count = k;
 		cur->flags = flags;
+		ksyms_free(c, ks);
 		return 0;
 	}
-	ks = ksyms_new(flags, NULL, 0);
-	if (!ks) {
-		free(merged);
-		return -ENOMEM;
-	}
-	ks->syms = merged;
-	ks->count = k;
 	return ksyms_install(c, w, ks);
 }
 
-/* Append ptr to a pointer array growing one by one (objects and perf maps are few). */
-static int push_ptr(const void ***v, uint32_t *n, const void *ptr)
+/*
+ * Append ptr to a pointer array of *cap entries, doubling it when full: a hostile OBJECTS record
+ * holds two million objects, and growing one by one would copy the array each time.
+ */
+static int push_ptr(struct rep_capture *c, const void ***v, uint32_t *n, uint32_t *cap,
+		    const void *ptr)
 {
-	const void **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	int err;
 
-	if (!nv)
-		return -ENOMEM;
-	nv[(*n)++] = ptr;
-	*v = nv;
+	if (*n == *cap) {
+		uint32_t ncap = *cap ? *cap * 2 : 16;
+
+		err = grow_array(c, v, *cap, ncap, sizeof(**v));
+		if (err)
+			return err;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = ptr;
 	return 0;
 }
 
@@ -257,30 +343,41 @@ static int add_losses(struct rep_capture *c, const struct cap_losses *l)
 	return 0;
 }
 
+/* Bytes of an interval's per-row process pointers, as charged. */
+static uint64_t procs_bytes(const struct rep_interval *ri)
+{
+	return (uint64_t)(ri->iv->nrows ? ri->iv->nrows : 1) * sizeof(*ri->procs);
+}
+
 static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct walk *w,
 			bool events)
 {
 	struct rep_interval *ri;
 	uint32_t i;
+	int err;
 
-	if (!(c->nintervals & (c->nintervals - 1)) || !c->nintervals) {
-		/* grow at powers of two */
-		uint32_t cap = c->nintervals ? c->nintervals * 2 : 8;
-		struct rep_interval *v = realloc(c->intervals, cap * sizeof(*v));
+	if (c->nintervals == c->intervals_cap) {
+		uint32_t cap = c->intervals_cap ? c->intervals_cap * 2 : 8;
 
-		if (!v)
-			return -ENOMEM;
-		c->intervals = v;
+		err = grow_array(c, &c->intervals, c->intervals_cap, cap, sizeof(*c->intervals));
+		if (err)
+			return err;
+		c->intervals_cap = cap;
 	}
 	ri = &c->intervals[c->nintervals];
 	ri->iv = iv;
 	ri->events = events;
+	if (cap_budget__take(c->budget, procs_bytes(ri)))
+		return -EFBIG;
+	ri->procs = calloc(iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));
+	if (!ri->procs) {
+		cap_budget__give(c->budget, procs_bytes(ri));
+		return -ENOMEM;
+	}
+	c->charged += procs_bytes(ri);
 	c->has_events |= events;
 	ri->ksyms = c->nksyms ? c->nksyms - 1 : UINT32_MAX;
 	w->ksyms_used |= iv->nkstacks > 0;
-	ri->procs = calloc(iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));
-	if (!ri->procs)
-		return -ENOMEM;
 	for (i = 0; i < iv->nrows; i++) {
 		ri->procs[i] = proc_table__get(&w->procs, iv->rows[i].pid);
 		c->events = rep_count_add(c->events, iv->rows[i].count, &c->saturated);
@@ -289,7 +386,10 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 	return 0;
 }
 
-/* Take one decoded record: returns 1 if kept, 0 if it can be freed, or -ENOMEM. */
+/*
+ * Take one decoded record: returns 1 if kept, 0 if it can be freed, or -EFBIG or -ENOMEM (then
+ * parts of it may be referenced already: it is kept).
+ */
 static int take(struct rep_capture *c, struct cap_record *rec, struct walk *w)
 {
 	uint32_t i;
@@ -324,14 +424,15 @@ static int take(struct rep_capture *c, struct cap_record *rec, struct walk *w)
 		return err ? err : 0;
 	case CAP_CHUNK_OBJECTS:
 		for (i = 0; i < rec->objects.count; i++) {
-			err = push_ptr((const void ***)&c->objects, &c->nobjects,
-				       &rec->objects.objs[i]);
+			err = push_ptr(c, (const void ***)&c->objects, &c->nobjects,
+				       &c->objects_cap, &rec->objects.objs[i]);
 			if (err)
 				return err;
 		}
 		return 1;
 	case CAP_CHUNK_PERFMAP:
-		err = push_ptr((const void ***)&c->perfmaps, &c->nperfmaps, &rec->perfmap);
+		err = push_ptr(c, (const void ***)&c->perfmaps, &c->nperfmaps, &c->perfmaps_cap,
+			       &rec->perfmap);
 		return err ? err : 1;
 	case CAP_CHUNK_END:
 		c->has_end = true;
@@ -350,9 +451,9 @@ static void stop(struct rep_capture *c, struct cap_reader *r, int err)
 	c->err_offset = cap_reader__offset(r);
 }
 
-static struct rep_capture *load(struct cap_reader *r)
+static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 {
-	struct walk w = { 0 };
+	struct walk w = { .procs.budget = b };
 	struct rep_capture *c;
 	struct cap_chunk chunk;
 	int err = 0, n;
@@ -362,35 +463,37 @@ static struct rep_capture *load(struct cap_reader *r)
 		err = -ENOMEM;
 		goto out;
 	}
+	c->budget = b;
+	cap_reader__set_budget(r, b);
 	cap_reader__version(r, &c->major, &c->minor);
 	while ((n = cap_reader__next(r, &chunk)) > 0) {
 		struct cap_record *rec = NULL;
-		int kept;
+		int kept = 0;
 
-		err = cap_record__decode(&chunk, &rec);
+		err = cap_record__decode_budget(&chunk, b, &rec);
+		/* room first: once taken, the record is referenced and must not be freed */
+		if (!err) {
+			err = keep(c, rec);
+			if (err)
+				cap_record__free(rec);
+		}
+		if (!err) {
+			kept = take(c, rec, &w);
+			if (!kept) {
+				c->nrecs--;
+				cap_record__free(rec);
+			}
+			err = kept < 0 ? kept : 0;
+		}
 		if (err == -ENOMEM)
 			goto out;
 		if (err) {
+			/* malformed, or over the budget: data, like damage */
 			c->how = REP_END_ERROR;
 			c->err = err;
 			c->err_chunk = chunk.index;
 			c->err_offset = chunk.offset;
 			err = 0;
-			goto out;
-		}
-		/* room first: once taken, the record is referenced and must not be freed */
-		err = keep(c, rec);
-		if (err) {
-			cap_record__free(rec);
-			goto out;
-		}
-		kept = take(c, rec, &w);
-		if (kept <= 0) {
-			c->nrecs--;
-			cap_record__free(rec);
-		}
-		if (kept < 0) {
-			err = kept;
 			goto out;
 		}
 	}
@@ -409,18 +512,18 @@ out:
 	return c;
 }
 
-struct rep_capture *rep_capture__load(const char *path)
+struct rep_capture *rep_capture__load(const char *path, struct cap_budget *b)
 {
 	struct cap_reader *r = cap_reader__open(path);
 
-	return r ? load(r) : NULL;
+	return r ? load(r, b) : NULL;
 }
 
-struct rep_capture *rep_capture__load_mem(const void *buf, size_t len)
+struct rep_capture *rep_capture__load_mem(const void *buf, size_t len, struct cap_budget *b)
 {
 	struct cap_reader *r = cap_reader__open_mem(buf, len);
 
-	return r ? load(r) : NULL;
+	return r ? load(r, b) : NULL;
 }
 
 void rep_capture__free(struct rep_capture *c)
@@ -433,7 +536,7 @@ void rep_capture__free(struct rep_capture *c)
 		free(c->intervals[i].procs);
 	free(c->intervals);
 	for (i = 0; i < c->nksyms; i++)
-		ksyms_free(c->ksyms[i]);
+		ksyms_free(c, c->ksyms[i]);
 	free(c->ksyms);
 	free(c->cpu_dropped);
 	free(c->objects);
@@ -441,6 +544,8 @@ void rep_capture__free(struct rep_capture *c)
 	for (i = 0; i < c->nrecs; i++)
 		cap_record__free(c->recs[i]);
 	free(c->recs);
+	/* what grow_array() and the interval procs arrays took */
+	cap_budget__give(c->budget, c->charged);
 	free(c);
 }
 
@@ -458,6 +563,8 @@ struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep
 		.nobjects = c->nobjects,
 		.perfmaps = c->perfmaps,
 		.nperfmaps = c->nperfmaps,
+		.memory = o->memory,
+		.debug = o->debug,
 	};
 
 	return sym_user__new(&so);

@@ -56,6 +56,10 @@ static const char usage[] =
 	"      --symfs DIR           look for the capture's objects under DIR first\n"
 	"      --debug-dir DIR       look for debug files (build-id layout) under DIR too\n"
 	"\n"
+	"Limits (hostile captures):\n"
+	"      --max-memory MB       decoded data of all captures (default 2048)\n"
+	"      --max-debug MB        debug data read for lines and inlines (default 1024)\n"
+	"\n"
 	"  -q, --quiet               no summary on stderr\n"
 	"  -h, --help                this help\n"
 	"  -V, --version             print the version\n";
@@ -63,7 +67,8 @@ static const char usage[] =
 enum {
 	OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS, OPT_DEBUG_DIR, OPT_INLINE, OPT_NO_INLINE, OPT_NO_DEMANGLE,
 	OPT_SQL, OPT_CSV, OPT_JSON, OPT_SQLITE, OPT_DIFF, OPT_NORMALIZE, OPT_BY, OPT_PID, OPT_COMM,
-	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG,
+	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG, OPT_MAX_MEMORY,
+	OPT_MAX_DEBUG,
 };
 
 static const struct option long_opts[] = {
@@ -100,6 +105,8 @@ static const struct option long_opts[] = {
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "max-debug", required_argument, NULL, OPT_MAX_DEBUG },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -274,6 +281,23 @@ static int parse_depth(const char *s, uint32_t *v)
 	return 0;
 }
 
+/* --max-memory, --max-debug: MiB, 1 to REP_MAX_BUDGET_MB. */
+static int parse_mb(const char *opt, const char *s, uint32_t *v)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || n < 1 || n > REP_MAX_BUDGET_MB) {
+		fprintf(stderr, "stkreport: %s wants a size in MiB from 1 to %u: %s\n"
+			"Try 'stkreport --help'.\n", opt, REP_MAX_BUDGET_MB, s);
+		return -EINVAL;
+	}
+	*v = n;
+	return 0;
+}
+
 static int add_input(struct rep_opts *o, const char *path)
 {
 	const char **v = realloc(o->inputs, (o->ninputs + 1) * sizeof(*v));
@@ -329,6 +353,8 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 	case OPT_MAX_DEPTH: return parse_depth(arg, &o->max_depth);
 	case OPT_PPROF: o->pprof_out = arg; break;
 	case OPT_SVG: o->svg_out = arg; break;
+	case OPT_MAX_MEMORY: return parse_mb("--max-memory", arg, &o->max_memory_mb);
+	case OPT_MAX_DEBUG: return parse_mb("--max-debug", arg, &o->max_debug_mb);
 	}
 	return 0;
 }
@@ -398,6 +424,8 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 	int c, err;
 
 	memset(o, 0, sizeof(*o));
+	o->max_memory_mb = REP_MAX_MEMORY_MB;
+	o->max_debug_mb = REP_MAX_DEBUG_MB;
 	optind = 0;	/* glibc: 0 re-initialises getopt fully, so tests may parse twice */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:PdsvKUfaTlqhV", long_opts, NULL)) != -1) {

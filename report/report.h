@@ -51,6 +51,16 @@ static inline uint64_t rep_count_add(uint64_t a, uint64_t b, bool *saturated)
 
 #define REP_MAX_DEBUG_DIRS 8
 
+/*
+ * Default budgets of a run (stkreport(1), --max-memory and --max-debug; format.md 2, "Limits"):
+ * the bytes every capture decodes to, with the tables and symbol tables made from them; and the
+ * debug data read for source lines, inlined functions and MiniDebugInfo (struct
+ * sym_debug_budget). docs/stkreport.1 says why these values.
+ */
+#define REP_MAX_MEMORY_MB 2048u
+#define REP_MAX_DEBUG_MB 1024u
+#define REP_MAX_BUDGET_MB (1u << 24)	/* 16 TiB: a larger value is a usage error */
+
 /* One end of --time. An interval (or event) is kept when it overlaps [from, to]. */
 enum rep_time_kind {
 	REP_TIME_NONE = 0,	/* open end */
@@ -106,6 +116,12 @@ struct rep_opts {
 	bool quiet;		/* -q */
 	double tree_min_pct;	/* --tree-min PCT: hide tree nodes under PCT % of the total */
 	bool no_objects;	/* never open object files (fuzzing); no option sets it */
+	uint32_t max_memory_mb;	/* --max-memory MB (rep_parse_opts sets the default) */
+	uint32_t max_debug_mb;	/* --max-debug MB */
+	/* the run's budgets, set by rep_run() from the two above (NULL: no limit); shared by every
+	 * capture and symbolizer of the run */
+	struct cap_budget *memory;
+	struct sym_debug_budget *debug;
 	/* set (non-zero) by main.c's SIGINT handler during --sql: the query stops; may be NULL */
 	volatile sig_atomic_t *interrupted;
 };
@@ -143,15 +159,15 @@ struct rep_capture {
 	struct cap_ksyms **ksyms;
 	uint32_t nksyms;
 	struct rep_interval *intervals;
-	uint32_t nintervals;
+	uint32_t nintervals, intervals_cap;
 	uint64_t losses[CAP_LOSS__COUNT];
 	uint64_t *cpu_dropped;		/* per-event mode: drops per CPU, summed over the file */
 	uint32_t ncpus;
 	bool has_events;		/* an EVENTS chunk was read (per-event capture) */
 	const struct cap_object **objects;	/* embedded objects, file order */
-	uint32_t nobjects;
+	uint32_t nobjects, objects_cap;
 	const struct cap_perfmap **perfmaps;	/* JIT symbols, file order */
-	uint32_t nperfmaps;
+	uint32_t nperfmaps, perfmaps_cap;
 	bool has_end;
 	struct cap_end end;
 	uint64_t events;		/* sum of the row counts read (rep_count_add()) */
@@ -163,15 +179,20 @@ struct rep_capture {
 	/* owned records, freed by __free */
 	struct cap_record **recs;
 	uint32_t nrecs, recs_cap;
+	/* the run's memory budget (NULL: none), borrowed: the records, the reader's buffer and
+	 * charged bytes of the tables above are taken from it until __free */
+	struct cap_budget *budget;
+	uint64_t charged;
 };
 
 /*
- * Walk a capture. Errors while walking are data (->how, ->err...); only a failure to open
- * (ENOENT, EINVAL not a capture, ENOTSUP newer version, ENODATA too short) or ENOMEM make these
- * return NULL with errno set.
+ * Walk a capture, taking what it keeps from budget b (NULL: no limit; borrowed until __free).
+ * Errors while walking are data (->how, ->err...), going over the budget too (-EFBIG at the
+ * chunk that did); only a failure to open (ENOENT, EINVAL not a capture, ENOTSUP newer version,
+ * ENODATA too short) or ENOMEM make these return NULL with errno set.
  */
-struct rep_capture *rep_capture__load(const char *path);
-struct rep_capture *rep_capture__load_mem(const void *buf, size_t len);
+struct rep_capture *rep_capture__load(const char *path, struct cap_budget *b);
+struct rep_capture *rep_capture__load_mem(const void *buf, size_t len, struct cap_budget *b);
 void rep_capture__free(struct rep_capture *c);
 
 /* Integer value of a metadata key: false when absent or not a decimal number. */

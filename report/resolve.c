@@ -23,6 +23,7 @@ struct rep_resolver {
 	const struct rep_capture *c;
 	struct sym_user *user;
 	struct sym_kernel **kernels;	/* per kernel symbol table, [nksyms] = none; built lazily */
+	uint64_t charged;		/* the kernel indexes, from the capture's memory budget */
 	struct slot *tab;		/* power of two, at most half full */
 	size_t cap;
 	struct rep_frame_info *frames;
@@ -60,6 +61,7 @@ void rep_resolver__free(struct rep_resolver *r)
 	if (r->kernels)
 		for (i = 0; i <= r->c->nksyms; i++)
 			sym_kernel__free(r->kernels[i]);
+	cap_budget__give(r->c->budget, r->charged);
 	free(r->kernels);
 	for (i = 0; i < r->n; i++)
 		free(r->frames[i].inl);
@@ -112,12 +114,23 @@ static int grow(struct rep_resolver *r)
 	return 0;
 }
 
+/* A kernel symbol index as sym_kernel__new() makes it: three words per symbol. */
+#define KERNEL_INDEX_BYTES(n) (64 + (uint64_t)(n) * 3 * sizeof(uint64_t))
+
+/* The index of kernel symbol table ks: NULL when it would exceed the memory budget (or out of
+ * memory); its frames are then unnamed, "over the memory budget". */
 static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
 {
 	uint32_t i = ks < r->c->nksyms ? ks : r->c->nksyms;
+	uint64_t bytes = KERNEL_INDEX_BYTES(i < r->c->nksyms ? r->c->ksyms[i]->count : 0);
 
-	if (!r->kernels[i])
+	if (!r->kernels[i] && !cap_budget__take(r->c->budget, bytes)) {
 		r->kernels[i] = sym_kernel__new(i < r->c->nksyms ? r->c->ksyms[i] : NULL);
+		if (r->kernels[i])
+			r->charged += bytes;
+		else
+			cap_budget__give(r->c->budget, bytes);
+	}
 	return r->kernels[i];
 }
 
@@ -161,7 +174,9 @@ static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const vo
 	if (r->cap != cap)
 		s = find_slot(r->tab, r->cap, key_ctx, key_addr, kind);
 	memset(&res, 0, sizeof(res));
-	if (kernel)
+	if (kernel && !ctx)
+		res.reason = SYM_R_BUDGET;	/* kernel_for() found no room for the index */
+	else if (kernel)
 		sym_kernel__lookup(ctx, is_return && addr ? addr - 1 : addr, &res);
 	else
 		sym_user__lookup(r->user, ctx, addr, is_return, &res);

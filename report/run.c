@@ -59,7 +59,7 @@ static int open_error(const char *path, int err)
 }
 
 /* Warning or error for a capture whose walk ended early. Returns the exit error. */
-static int report_damage(const char *path, const struct rep_capture *c)
+static int report_damage(const char *path, const struct rep_capture *c, const struct rep_opts *o)
 {
 	switch (c->how) {
 	case REP_END_UNCLOSED:
@@ -74,8 +74,14 @@ static int report_damage(const char *path, const struct rep_capture *c)
 			c->nintervals, c->err_chunk, (unsigned long long)c->err_offset);
 		return 0;
 	case REP_END_ERROR:
-		fprintf(stderr, "stkreport: %s: chunk %u at 0x%llx: %s\n", path, c->err_chunk,
-			(unsigned long long)c->err_offset, strerror(-c->err));
+		if (c->err == -EFBIG)
+			/* what was read before it is reported, as before damage */
+			fprintf(stderr, "stkreport: %s: chunk %u at 0x%llx: decoded data exceed the %u "
+				"MiB budget (--max-memory)\n", path, c->err_chunk,
+				(unsigned long long)c->err_offset, o->max_memory_mb);
+		else
+			fprintf(stderr, "stkreport: %s: chunk %u at 0x%llx: %s\n", path, c->err_chunk,
+				(unsigned long long)c->err_offset, strerror(-c->err));
 		return c->err;
 	default:
 		return 0;
@@ -88,7 +94,7 @@ static int load_all(const struct rep_opts *o, struct rep_capture **caps)
 	int i;
 
 	for (i = 0; i < o->ninputs; i++) {
-		caps[i] = rep_capture__load(o->inputs[i]);
+		caps[i] = rep_capture__load(o->inputs[i], o->memory);
 		if (!caps[i])
 			return open_error(o->inputs[i], errno);
 	}
@@ -119,12 +125,38 @@ static int run_svg(const struct rep_opts *o, struct rep_capture **caps, struct r
 	return err;
 }
 
-int rep_run(const struct rep_opts *o)
+/*
+ * Budgets refused after loading (symbol tables, copies of embedded objects for DWARF; the
+ * frames are unnamed, with the reason "over the memory budget"), and debug data left unread:
+ * said once for the run. Returns the exit error.
+ */
+static int report_budgets(const struct rep_opts *o, uint64_t refused_at_load)
 {
+	if (o->debug && o->debug->skipped)
+		/* a warning: the frames keep their names, the report is right as far as it goes */
+		fprintf(stderr, "stkreport: debug data of %u objects not read: over the %u MiB budget "
+			"(--max-debug)\n", o->debug->skipped, o->max_debug_mb);
+	if (o->memory && o->memory->refused > refused_at_load) {
+		fprintf(stderr, "stkreport: symbol tables exceed the %u MiB budget (--max-memory)\n",
+			o->max_memory_mb);
+		return -EFBIG;
+	}
+	return 0;
+}
+
+int rep_run(const struct rep_opts *opts)
+{
+	struct cap_budget memory = { .limit = (uint64_t)opts->max_memory_mb << 20 };
+	struct sym_debug_budget debug = { .limit = (uint64_t)opts->max_debug_mb << 20 };
+	struct rep_opts run_opts = *opts;
+	const struct rep_opts *o = &run_opts;
 	struct rep_model m = { 0 };
 	struct rep_capture **caps;
+	uint64_t refused_at_load;
 	int err, i;
 
+	run_opts.memory = &memory;
+	run_opts.debug = &debug;
 	caps = calloc(o->ninputs, sizeof(*caps));
 	if (!caps) {
 		fprintf(stderr, "stkreport: %s\n", strerror(ENOMEM));
@@ -133,6 +165,7 @@ int rep_run(const struct rep_opts *o)
 	err = load_all(o, caps);
 	if (err)
 		goto out;
+	refused_at_load = memory.refused;
 	if (o->sql || o->sqlite_out)
 		err = rep_sql_run(caps, o->inputs, o->ninputs, o);
 	else if (o->pprof_out)
@@ -156,11 +189,14 @@ int rep_run(const struct rep_opts *o)
 	}
 	/* every damaged capture is named; the first error decides the exit status */
 	for (i = 0; i < o->ninputs; i++) {
-		int e = report_damage(o->inputs[i], caps[i]);
+		int e = report_damage(o->inputs[i], caps[i], o);
 
 		if (e && !err)
 			err = e;
 	}
+	i = report_budgets(o, refused_at_load);
+	if (i && !err)
+		err = i;
 out:
 	rep_model__clear(&m);
 	for (i = 0; i < o->ninputs; i++)
@@ -181,12 +217,14 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
 		{ .by = REP_BY_INTERVAL, .grep = "a|k", .time_from = { REP_TIME_REL, 1000000000 } },
 	};
 	uint32_t pids[] = { 100, 0 };
+	/* libFuzzer runs with -malloc_limit_mb=512: the budget must fail first */
+	struct cap_budget memory = { .limit = 256u << 20 };
 	const struct emitter *const *e;
 	struct rep_capture *c;
 	unsigned int i;
 	int err = 0;
 
-	c = rep_capture__load_mem(buf, len);
+	c = rep_capture__load_mem(buf, len, &memory);
 	if (!c)
 		return errno == ENOMEM ? -ENOMEM : 0;
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]) && !err; i++) {
@@ -194,6 +232,7 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
 
 		o.input = "fuzz";
 		o.no_objects = true;
+		o.memory = &memory;
 		if (o.by == REP_BY_INTERVAL) {
 			o.pids = pids;
 			o.npids = 2;

@@ -6,10 +6,18 @@
  * the scopes around it from the inside out, where each DW_TAG_inlined_subroutine names the
  * function inlined there and its DW_AT_call_file/DW_AT_call_line say where the next outer
  * function called it.
+ *
+ * Bounded work (symbolize.h, struct sym_debug_budget): opening takes the sizes the compressed
+ * debug sections declare from the debug budget before libdw inflates them, and lookups count
+ * every unit, entry and address range they visit in it. Compile units are found through
+ * .debug_aranges, else through an index of every unit's address ranges built once (clang emits
+ * no aranges by default): a walk over every unit for each address would make the time the
+ * product of two things the input controls.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <libelf.h>
@@ -21,20 +29,103 @@
 #include "htab.h"
 #include "sym_internal.h"
 
+/* An address range [lo, hi) of a DIE (a compile unit, or a function in one) at offset die. */
+struct die_range {
+	uint64_t lo, hi;
+	Dwarf_Off die;
+};
+
+/* Ranges of DIEs, sorted by lo, then die. */
+struct range_index {
+	struct die_range *r;
+	size_t n, cap;
+	bool cut;		/* the debug budget ran out while it was built */
+};
+
+/*
+ * How far back from the last range starting at or below an address a lookup looks: ranges of
+ * distinct units, or of distinct functions, do not overlap in real DWARF, so one is enough.
+ */
+#define LOOK_BACK 16u
+
+/* The functions (and other scopes with ranges) at the top of one compile unit. */
+struct cu_scopes {
+	Dwarf_Off cu;
+	struct range_index index;
+};
+
 struct sym_dwarf {
 	int fd;
 	Elf *elf;
 	Dwarf *dw;
 	struct rep_strtab paths;	/* file names made absolute */
+	struct sym_debug_budget *debug;
+	struct range_index cus;		/* units by range, without .debug_aranges */
+	bool cus_indexed;
+	/* per unit looked up: its top-level scopes by range (cus_of: unit offset -> index) */
+	struct cu_scopes *scopes;
+	uint32_t nscopes, scopes_cap;
+	struct rep_htab scopes_of;
 };
 
-static struct sym_dwarf *dwarf_from_elf(Elf *elf, int fd)
+/*
+ * Bytes libdw inflates to open elf's DWARF: every compressed section (SHF_COMPRESSED), by the
+ * size its compression header declares, and every .zdebug_* section by its "ZLIB" header's.
+ * Declared sizes bound the work: libelf inflates into a buffer of that size and no further.
+ */
+static uint64_t inflate_cost(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t total = 0, n;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const uint8_t *h;
+		const char *name;
+		Elf_Data *raw;
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = 0;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			if (gelf_getchdr(scn, &ch))
+				n = ch.ch_size;
+		} else if (name && !strncmp(name, ".zdebug", 7) &&
+			   (raw = elf_rawdata(scn, NULL)) && raw->d_buf && raw->d_size >= 12 &&
+			   !memcmp(raw->d_buf, "ZLIB", 4)) {
+			/* GNU .zdebug: "ZLIB", then the size as 8 big-endian bytes */
+			h = (const uint8_t *)raw->d_buf + 4;
+			for (int i = 0; i < 8; i++)
+				n = n << 8 | h[i];
+		}
+		total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
+	}
+	return total;
+}
+
+static struct sym_dwarf *dwarf_from_elf(Elf *elf, int fd, struct sym_debug_budget *debug)
 {
 	struct sym_dwarf *d = NULL;
 	Dwarf *dw = NULL;
+	uint64_t cost;
+	int err = ENOENT;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto fail;
+	cost = inflate_cost(elf);
+	if (!sym_debug_take(debug, cost)) {
+		err = EFBIG;
+		goto fail;
+	}
+	if (debug) {
+		debug->inflated += cost;
+		debug->objects++;
+	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw)
 		goto fail;
@@ -44,6 +135,7 @@ static struct sym_dwarf *dwarf_from_elf(Elf *elf, int fd)
 	d->fd = fd;
 	d->elf = elf;
 	d->dw = dw;
+	d->debug = debug;
 	return d;
 fail:
 	if (dw)
@@ -52,11 +144,11 @@ fail:
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
-	errno = ENOENT;
+	errno = err;
 	return NULL;
 }
 
-struct sym_dwarf *sym_dwarf__open(const char *path)
+struct sym_dwarf *sym_dwarf__open(const char *path, struct sym_debug_budget *debug)
 {
 	struct stat st;
 	int fd;
@@ -71,14 +163,15 @@ struct sym_dwarf *sym_dwarf__open(const char *path)
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
-	return dwarf_from_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd);
+	return dwarf_from_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd, debug);
 }
 
-struct sym_dwarf *sym_dwarf__open_mem(const void *buf, size_t len)
+struct sym_dwarf *sym_dwarf__open_mem(const void *buf, size_t len,
+				      struct sym_debug_budget *debug)
 {
 	elf_version(EV_CURRENT);
 	/* libelf takes a non-const image but only reads it in ELF_C_READ mode */
-	return dwarf_from_elf(elf_memory((char *)buf, len), -1);
+	return dwarf_from_elf(elf_memory((char *)buf, len), -1, debug);
 }
 
 void sym_dwarf__close(struct sym_dwarf *d)
@@ -90,24 +183,128 @@ void sym_dwarf__close(struct sym_dwarf *d)
 	rep_strtab__clear(&d->paths);
 	if (d->fd >= 0)
 		close(d->fd);
+	free(d->cus.r);
+	for (uint32_t i = 0; i < d->nscopes; i++)
+		free(d->scopes[i].index.r);
+	free(d->scopes);
+	rep_htab__clear(&d->scopes_of);
 	free(d);
 }
 
-/* The compile unit covering vaddr: .debug_aranges first, then every CU's ranges (some
- * compilers emit no aranges). */
-static int find_cu(Dwarf *dw, uint64_t vaddr, Dwarf_Die *cu)
+static int range_cmp(const void *a, const void *b)
+{
+	const struct die_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->die < y->die ? -1 : x->die > y->die;
+}
+
+/*
+ * Add the ranges of die to ix, each costing SYM_DEBUG_VISIT_COST (an index holds 24 bytes per
+ * range: its memory stays below the budget too). false when the budget ran out (ix->cut set)
+ * or memory did.
+ */
+static bool index_ranges(struct sym_dwarf *d, struct range_index *ix, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t it = 0;
+
+	while ((it = dwarf_ranges(die, it, &base, &lo, &hi)) > 0) {
+		if (!sym_debug_take(d->debug, SYM_DEBUG_VISIT_COST)) {
+			ix->cut = true;
+			return false;
+		}
+		if (lo >= hi)
+			continue;
+		if (ix->n == ix->cap) {
+			size_t ncap = ix->cap ? ix->cap * 2 : 64;
+			struct die_range *v = realloc(ix->r, ncap * sizeof(*v));
+
+			if (!v) {
+				ix->cut = true;	/* what is indexed serves */
+				return false;
+			}
+			ix->r = v;
+			ix->cap = ncap;
+		}
+		ix->r[ix->n++] = (struct die_range){ lo, hi, dwarf_dieoffset(die) };
+	}
+	return true;
+}
+
+/*
+ * The DIE of ix holding vaddr: of the ranges starting at or below it, the nearest LOOK_BACK;
+ * where several hold it (hostile input), the first DIE in the file wins, as a walk over the
+ * DIEs in order would find it. 0, -ENOENT, or -EFBIG when ix was cut short.
+ */
+static int index_find(const struct range_index *ix, uint64_t vaddr, Dwarf_Off *die)
+{
+	Dwarf_Off best = (Dwarf_Off)-1;
+	size_t lo = 0, hi = ix->n, i, tries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->r[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, tries = 0; i > 0 && tries < LOOK_BACK; i--, tries++)
+		if (vaddr < ix->r[i - 1].hi && ix->r[i - 1].die < best)
+			best = ix->r[i - 1].die;
+	if (best != (Dwarf_Off)-1) {
+		*die = best;
+		return 0;
+	}
+	return ix->cut ? -EFBIG : -ENOENT;
+}
+
+static void index_sort(struct range_index *ix)
+{
+	if (ix->n)
+		qsort(ix->r, ix->n, sizeof(*ix->r), range_cmp);
+}
+
+/* Every compile unit's address ranges, once; a unit visited costs SYM_DEBUG_VISIT_COST. */
+static void index_cus(struct sym_dwarf *d)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 
-	if (dwarf_addrdie(dw, vaddr, cu))
-		return 0;
-	while (!dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL)) {
-		if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, vaddr) > 0)
-			return 0;
+	d->cus_indexed = true;
+	while (!dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL)) {
+		Dwarf_Die cu;
+
+		if (!sym_debug_take(d->debug, SYM_DEBUG_VISIT_COST)) {
+			d->cus.cut = true;
+			break;
+		}
+		if (dwarf_offdie(d->dw, off + hsize, &cu) && !index_ranges(d, &d->cus, &cu))
+			break;
 		off = next;
 	}
-	return -ENOENT;
+	index_sort(&d->cus);
+}
+
+/*
+ * The compile unit covering vaddr: .debug_aranges first, then the index of every unit's
+ * ranges. 0, -ENOENT, or -EFBIG when the budget cut the index short.
+ */
+static int find_cu(struct sym_dwarf *d, uint64_t vaddr, Dwarf_Die *cu)
+{
+	Dwarf_Off off;
+	int err;
+
+	if (dwarf_addrdie(d->dw, vaddr, cu))
+		return 0;
+	if (!d->cus_indexed)
+		index_cus(d);
+	err = index_find(&d->cus, vaddr, &off);
+	if (err)
+		return err;
+	return dwarf_offdie(d->dw, off, cu) ? 0 : -ENOENT;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -176,13 +373,87 @@ static bool has_ranges(int tag)
 }
 
 /*
+ * The scopes with ranges at the top of a unit, as inline_chain() would meet them from the unit
+ * down: through namespaces and classes. Each DIE visited costs SYM_DEBUG_VISIT_COST.
+ */
+static void collect_scopes(struct sym_dwarf *d, Dwarf_Die *parent, struct range_index *ix,
+			   int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(parent, &child))
+		return;
+	do {
+		int tag;
+
+		if (!sym_debug_take(d->debug, SYM_DEBUG_VISIT_COST)) {
+			ix->cut = true;
+			return;
+		}
+		tag = dwarf_tag(&child);
+		if (is_container(tag))
+			collect_scopes(d, &child, ix, depth + 1);
+		else if (has_ranges(tag))
+			index_ranges(d, ix, &child);
+		if (ix->cut)
+			return;
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+struct scope_key {
+	const struct sym_dwarf *d;
+	Dwarf_Off cu;
+};
+
+static bool scope_eq(const void *ctx, uint32_t val)
+{
+	const struct scope_key *k = ctx;
+
+	return k->d->scopes[val].cu == k->cu;
+}
+
+/*
+ * The top-level scopes of unit cu, indexed on its first lookup: each lookup then descends from
+ * the one scope holding the address instead of walking the whole unit (a C++ unit has tens of
+ * thousands of entries in its namespaces and classes). NULL when out of memory.
+ */
+static struct range_index *cu_scopes(struct sym_dwarf *d, Dwarf_Die *cu)
+{
+	struct scope_key key = { d, dwarf_dieoffset(cu) };
+	uint64_t h = rep_hash_u64(0, key.cu);
+	struct cu_scopes *s;
+	uint32_t id;
+
+	if (rep_htab__find(&d->scopes_of, h, scope_eq, &key, &id))
+		return &d->scopes[id].index;
+	if (d->nscopes == d->scopes_cap) {
+		uint32_t cap = d->scopes_cap ? d->scopes_cap * 2 : 16;
+		struct cu_scopes *v = realloc(d->scopes, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		d->scopes = v;
+		d->scopes_cap = cap;
+	}
+	if (rep_htab__insert(&d->scopes_of, h, d->nscopes))
+		return NULL;
+	s = &d->scopes[d->nscopes++];
+	*s = (struct cu_scopes){ .cu = key.cu };
+	collect_scopes(d, cu, &s->index, 0);
+	index_sort(&s->index);
+	return &s->index;
+}
+
+/*
  * The chain of inlined subroutines at pc, outermost first, below parent. dwarf_getscopes()
  * cannot give it: past the innermost inlined instance it continues with that function's
  * abstract definition (what variable lookup wants), not with its concrete callers. So walk down
- * from the compile unit through the DIEs whose ranges hold pc.
+ * from the compile unit through the DIEs whose ranges hold pc. Each DIE visited is taken from
+ * the debug budget: a unit of a million siblings would cost a million visits per address; when
+ * the budget runs out, *cut is set and the chain is worthless.
  */
-static uint32_t inline_chain(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *out, uint32_t max,
-			     uint32_t n, int depth)
+static uint32_t inline_chain(struct sym_dwarf *d, Dwarf_Die *parent, uint64_t pc, Dwarf_Die *out,
+			     uint32_t max, uint32_t n, int depth, bool *cut)
 {
 	Dwarf_Die child;
 
@@ -190,14 +461,21 @@ static uint32_t inline_chain(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *out, uin
 	if (depth > 64 || dwarf_child(parent, &child))
 		return n;
 	do {
-		int tag = dwarf_tag(&child);
+		int tag;
 
-		if (is_container(tag))
-			n = inline_chain(&child, pc, out, max, n, depth + 1);
-		else if (has_ranges(tag) && dwarf_haspc(&child, pc) > 0) {
+		if (!sym_debug_take(d->debug, SYM_DEBUG_VISIT_COST)) {
+			*cut = true;
+			return n;
+		}
+		tag = dwarf_tag(&child);
+		if (is_container(tag)) {
+			n = inline_chain(d, &child, pc, out, max, n, depth + 1, cut);
+			if (*cut)
+				return n;
+		} else if (has_ranges(tag) && dwarf_haspc(&child, pc) > 0) {
 			if (tag == DW_TAG_inlined_subroutine && n < max)
 				out[n++] = child;
-			return inline_chain(&child, pc, out, max, n, depth + 1);
+			return inline_chain(d, &child, pc, out, max, n, depth + 1, cut);
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return n;
@@ -206,18 +484,24 @@ static uint32_t inline_chain(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *out, uin
 int sym_dwarf__lookup(struct sym_dwarf *d, uint64_t vaddr, struct sym_dwarf_frame *out,
 		      uint32_t max, const char **file, uint32_t *line)
 {
-	Dwarf_Die cu, chain[64];
+	Dwarf_Die cu, top, chain[64];
+	struct range_index *scopes;
 	Dwarf_Files *files = NULL;
 	Dwarf_Line *l;
 	size_t nfiles = 0;
 	const char *f = NULL;
 	uint32_t n, i, ln = 0;
-	int lineno;
+	Dwarf_Off off;
+	bool cut = false;
+	int lineno, err;
 
 	*file = NULL;
 	*line = 0;
-	if (!d || find_cu(d->dw, vaddr, &cu))
+	if (!d)
 		return -ENOENT;
+	err = find_cu(d, vaddr, &cu);
+	if (err)
+		return err;
 	l = dwarf_getsrc_die(&cu, vaddr);
 	if (l) {
 		f = abs_path(d, &cu, dwarf_linesrc(l, NULL, NULL));
@@ -226,7 +510,20 @@ int sym_dwarf__lookup(struct sym_dwarf *d, uint64_t vaddr, struct sym_dwarf_fram
 	}
 	if (dwarf_getsrcfiles(&cu, &files, &nfiles))
 		files = NULL;
-	n = inline_chain(&cu, vaddr, chain, max < 64 ? max : 64, 0, 0);
+	max = max < 64 ? max : 64;
+	n = 0;
+	/* from the one top-level scope holding vaddr, found by its range (cu_scopes()) */
+	scopes = cu_scopes(d, &cu);
+	err = scopes ? index_find(scopes, vaddr, &off) : -ENOENT;
+	if (err == -EFBIG)
+		return err;
+	if (!err && dwarf_offdie(d->dw, off, &top)) {
+		if (dwarf_tag(&top) == DW_TAG_inlined_subroutine && max)
+			chain[n++] = top;
+		n = inline_chain(d, &top, vaddr, chain, max, n, 1, &cut);
+		if (cut)
+			return -EFBIG;
+	}
 	/* innermost first: each level's position is inside it, then the next outer function is at
 	 * its call site */
 	for (i = 0; i < n; i++) {

@@ -37,6 +37,7 @@ struct sym_finder {
 	bool tty;			/* stderr is a terminal: show download progress */
 	bool progress_shown;
 	const char *current;		/* module being downloaded, for the progress line */
+	struct sym_debug_budget *debug;	/* .gnu_debugdata of candidates is read within it */
 };
 
 struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
@@ -50,6 +51,7 @@ struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
 	f->debug_dirs = o->debug_dirs;
 	f->ndebug_dirs = o->debug_dirs && o->ndebug_dirs > 0 ? o->ndebug_dirs : 0;
 	f->dbgd_off = !urls || !*urls;
+	f->debug = o->debug;
 	f->tty = isatty(STDERR_FILENO);
 	f->real = calloc(1 + f->ndebug_dirs, sizeof(*f->real));
 	if (!f->real) {
@@ -138,9 +140,10 @@ void sym_hex(const uint8_t *id, uint32_t len, char *hex)
 }
 
 /* Open one candidate: SYM_OK (*out set), SYM_R_NOT_FOUND or SYM_R_BUILD_ID. */
-static enum sym_reason try_file(const char *file, const struct sym_want *w, struct sym_elf **out)
+static enum sym_reason try_file(struct sym_finder *f, const char *file, const struct sym_want *w,
+			       struct sym_elf **out)
 {
-	struct sym_elf *e = sym_elf__open(file);
+	struct sym_elf *e = sym_elf__open_debug(file, f->debug);
 
 	if (!e)
 		return SYM_R_NOT_FOUND;
@@ -263,21 +266,21 @@ enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *
 		file = inside(f->real[1 + i], join(root, w->path));
 		if (!file)
 			continue;
-		r = worse(r, try_file(file, w, out));
+		r = worse(r, try_file(f, file, w, out));
 		if (*out) {
 			*found_path = file;
 			return SYM_OK;
 		}
 		free(file);
 	}
-	r = worse(r, try_file(w->path, w, out));
+	r = worse(r, try_file(f, w->path, w, out));
 	if (*out) {
 		*found_path = strdup(w->path);
 		return SYM_OK;
 	}
 	file = dbgd_fetch(f, w, true);
 	if (file) {
-		r = worse(r, try_file(file, w, out));
+		r = worse(r, try_file(f, file, w, out));
 		if (*out) {
 			*found_path = file;
 			return SYM_OK;
@@ -334,7 +337,7 @@ static bool consider(struct debug_search *s, char *file, bool check_crc)
 
 	if (!file)
 		return false;
-	if (try_file(file, s->w, &e) != SYM_OK)
+	if (try_file(s->f, file, s->w, &e) != SYM_OK)
 		goto skip;
 	if (check_crc && s->w->has_crc && (file_crc(file, &crc) || crc != s->w->debuglink_crc))
 		goto skip;

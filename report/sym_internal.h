@@ -13,6 +13,27 @@
 
 #include "symbolize.h"
 
+/* ---- the debug budget (symbolize.h) ------------------------------------------------------ */
+
+/* Take n bytes of work from b: true when they fit (always with NULL), else nothing is taken. */
+static inline bool sym_debug_take(struct sym_debug_budget *b, uint64_t n)
+{
+	if (!b)
+		return true;
+	if (b->limit && (b->used > b->limit || n > b->limit - b->used))
+		return false;
+	b->used += n;
+	return true;
+}
+
+/* Bytes of work left in b (UINT64_MAX without a limit). */
+static inline uint64_t sym_debug_left(const struct sym_debug_budget *b)
+{
+	if (!b || !b->limit)
+		return UINT64_MAX;
+	return b->used < b->limit ? b->limit - b->used : 0;
+}
+
 /* ---- sym_find.c: where an object's files are -------------------------------------------- */
 
 /* What a search is looking for: the recorded object, and the options saying where to look. */
@@ -52,10 +73,10 @@ int sym_finder__debug(struct sym_finder *f, const struct sym_want *w, bool need_
 /* ---- symbolize.c: ELF reading also used by sym_find.c ---------------------------------- */
 
 /*
- * Read an ELF image in memory (copied: the caller keeps buf). Same as sym_elf__open otherwise.
- * NULL + errno (ENOEXEC, ENOMEM).
+ * Read an ELF image in memory (copied: the caller keeps buf). Same as sym_elf__open_debug
+ * otherwise. NULL + errno (ENOEXEC, ENOMEM).
  */
-struct sym_elf *sym_elf__open_mem(const void *buf, size_t len);
+struct sym_elf *sym_elf__open_mem(const void *buf, size_t len, struct sym_debug_budget *debug);
 /*
  * Whether e carries exactly the build-id id. Without one (len 0) nothing proves a file is the
  * one that ran: only a file that has none either matches.
@@ -66,9 +87,15 @@ bool sym_elf__build_id_is(const struct sym_elf *e, const uint8_t *id, uint32_t l
 
 struct sym_dwarf;
 
-/* Open the DWARF of a file, or of an image in memory (borrowed until __close). NULL + errno. */
-struct sym_dwarf *sym_dwarf__open(const char *path);
-struct sym_dwarf *sym_dwarf__open_mem(const void *buf, size_t len);
+/*
+ * Open the DWARF of a file, or of an image in memory (borrowed until __close). libdw inflates
+ * compressed debug sections when it opens them: their sizes (from the section headers) are
+ * taken from debug first (NULL: no limit, borrowed until __close), and lookups then count their
+ * visits in it. NULL + errno: EFBIG over debug's limit (nothing inflated), others.
+ */
+struct sym_dwarf *sym_dwarf__open(const char *path, struct sym_debug_budget *debug);
+struct sym_dwarf *sym_dwarf__open_mem(const void *buf, size_t len,
+				      struct sym_debug_budget *debug);
 void sym_dwarf__close(struct sym_dwarf *d);
 
 /* A source position found by sym_dwarf__lookup(); strings lent until sym_dwarf__close(). */
@@ -81,7 +108,8 @@ struct sym_dwarf_frame {
 /*
  * Source position of vaddr. out[0..n-1]: the inlined functions at vaddr, innermost first, each
  * with the position inside it (as struct sym_inline); *file and *line: the position inside the
- * real function. At most max entries. Returns n (>= 0), or -ENOENT when no DWARF covers vaddr.
+ * real function. At most max entries. Returns n (>= 0), -ENOENT when no DWARF covers vaddr, or
+ * -EFBIG when the debug budget ran out (nothing returned).
  */
 int sym_dwarf__lookup(struct sym_dwarf *d, uint64_t vaddr, struct sym_dwarf_frame *out,
 		      uint32_t max, const char **file, uint32_t *line);

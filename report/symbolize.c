@@ -26,6 +26,7 @@ static const char *const reason_names[SYM_R__COUNT] = {
 	[SYM_R_NO_SYMBOLS] = "no symbol",
 	[SYM_R_KSYMS_HIDDEN] = "kallsyms hidden (kptr_restrict)",
 	[SYM_R_NO_KSYMS] = "no kallsyms in capture",
+	[SYM_R_BUDGET] = "over the memory budget",
 };
 
 const char *sym_reason_name(unsigned int reason)
@@ -289,6 +290,7 @@ static int read_segments(Elf *elf, struct sym_elf *e)
 	e->segs = calloc(n ? n : 1, sizeof(*e->segs));
 	if (!e->segs)
 		return -ENOMEM;
+	e->bytes += (uint64_t)(n ? n : 1) * sizeof(*e->segs);
 	for (i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
@@ -326,10 +328,15 @@ static Elf_Data *section_data(Elf *elf, const char *name, GElf_Shdr *shdr)
  * MiniDebugInfo (.gnu_debugdata, as Fedora ships it): an xz-compressed ELF file whose .symtab
  * holds the local functions that .dynsym lacks. Added to b; a damaged section adds nothing.
  */
-static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found)
+static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found,
+			  struct sym_debug_budget *debug)
 {
-	/* a hostile capture may embed a decompression bomb: stop at the chunk limit */
-	const size_t limit = CAP_MAX_CHUNK_RAW;
+	/*
+	 * A hostile capture may embed decompression bombs, a few KiB of xz each: stop at the chunk
+	 * limit for one object, and at what the run's debug budget has left for all of them.
+	 */
+	uint64_t left = sym_debug_left(debug);
+	const size_t limit = left < CAP_MAX_CHUNK_RAW ? left : CAP_MAX_CHUNK_RAW;
 	lzma_stream strm = LZMA_STREAM_INIT;
 	size_t cap = 0, before = b->n;
 	uint8_t *out = NULL;
@@ -339,25 +346,44 @@ static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found)
 	lzma_ret ret;
 	int err = 0;
 
-	if (!d || !d->d_size || lzma_stream_decoder(&strm, limit, 0) != LZMA_OK)
+	if (!d || !d->d_size)
 		return 0;
+	if (!limit || lzma_stream_decoder(&strm, CAP_MAX_CHUNK_RAW, 0) != LZMA_OK) {
+		if (!limit && debug)
+			debug->skipped++;
+		return 0;
+	}
 	strm.next_in = d->d_buf;
 	strm.avail_in = d->d_size;
 	do {
 		if (!strm.avail_out) {
+			size_t ncap = cap ? cap * 2 : 64 << 10;
 			uint8_t *p;
 
-			if (cap >= limit)
+			if (cap >= limit) {
+				/* the stream may end right at the limit: one more byte tells */
+				uint8_t extra;
+
+				strm.next_out = &extra;
+				strm.avail_out = 1;
+				ret = lzma_code(&strm, LZMA_FINISH);
+				if (ret == LZMA_STREAM_END && strm.avail_out == 1)
+					break;
+				/* not the whole of it within the budget: the run says so */
+				if (limit < CAP_MAX_CHUNK_RAW && debug)
+					debug->skipped++;
 				goto out;
-			p = realloc(out, cap ? cap * 2 : 64 << 10);
+			}
+			ncap = ncap < limit ? ncap : limit;
+			p = realloc(out, ncap);
 			if (!p) {
 				err = -ENOMEM;
 				goto out;
 			}
 			out = p;
 			strm.next_out = out + cap;
-			strm.avail_out = cap ? cap : 64 << 10;
-			cap = cap ? cap * 2 : 64 << 10;
+			strm.avail_out = ncap - cap;
+			cap = ncap;
 		}
 		ret = lzma_code(&strm, LZMA_FINISH);
 	} while (ret == LZMA_OK);
@@ -368,6 +394,15 @@ static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found)
 		err = read_symbols(inner, SHT_SYMTAB, b);
 	*found = !err && b->n > before;
 out:
+	/* what was inflated was work done, whether it was of use or not (at most limit bytes:
+	 * a byte past it only told that the stream went on) */
+	if (debug) {
+		uint64_t done = strm.total_out < limit ? strm.total_out : limit;
+
+		sym_debug_take(debug, done);
+		debug->inflated += done;
+		debug->objects++;
+	}
 	if (inner)
 		elf_end(inner);
 	lzma_end(&strm);
@@ -375,7 +410,7 @@ out:
 	return err;
 }
 
-static int collect_symbols(Elf *elf, struct sym_elf *e)
+static int collect_symbols(Elf *elf, struct sym_elf *e, struct sym_debug_budget *debug)
 {
 	struct sym_buf b = { 0 };
 	size_t i;
@@ -387,7 +422,7 @@ static int collect_symbols(Elf *elf, struct sym_elf *e)
 	if (!err && !b.n) {
 		err = read_symbols(elf, SHT_DYNSYM, &b);
 		if (!err)
-			err = read_debugdata(elf, &b, &e->from_debugdata);
+			err = read_debugdata(elf, &b, &e->from_debugdata, debug);
 		e->full_symtab = e->from_debugdata;
 	}
 	if (err)
@@ -409,6 +444,7 @@ static int collect_symbols(Elf *elf, struct sym_elf *e)
 		e->nsyms++;
 	}
 	e->names = b.names;
+	e->bytes += (uint64_t)(b.n ? b.n : 1) * sizeof(*e->syms) + b.names_cap;
 	b.names = NULL;
 	for (i = 0; i < e->nsyms; i++)
 		e->syms[i].name = e->names + (uintptr_t)e->syms[i].name;
@@ -455,7 +491,7 @@ static bool has_debug_info(Elf *elf)
 }
 
 /* Everything sym_elf holds, from an open Elf. NULL + errno. */
-static struct sym_elf *elf_read(Elf *elf)
+static struct sym_elf *elf_read(Elf *elf, struct sym_debug_budget *debug)
 {
 	struct sym_elf *e = NULL;
 	const void *bid;
@@ -478,7 +514,7 @@ static struct sym_elf *elf_read(Elf *elf)
 	}
 	err = read_segments(elf, e);
 	if (!err)
-		err = collect_symbols(elf, e);
+		err = collect_symbols(elf, e, debug);
 	if (!err)
 		err = read_debuglink(elf, e);
 	e->has_dwarf = has_debug_info(elf);
@@ -491,6 +527,11 @@ static struct sym_elf *elf_read(Elf *elf)
 }
 
 struct sym_elf *sym_elf__open(const char *path)
+{
+	return sym_elf__open_debug(path, NULL);
+}
+
+struct sym_elf *sym_elf__open_debug(const char *path, struct sym_debug_budget *debug)
 {
 	struct sym_elf *e = NULL;
 	struct stat st;
@@ -507,7 +548,7 @@ struct sym_elf *sym_elf__open(const char *path)
 	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	e = elf_read(elf);
+	e = elf_read(elf, debug);
 	if (!e)
 		err = errno;
 out:
@@ -518,7 +559,7 @@ out:
 	return e;
 }
 
-struct sym_elf *sym_elf__open_mem(const void *buf, size_t len)
+struct sym_elf *sym_elf__open_mem(const void *buf, size_t len, struct sym_debug_budget *debug)
 {
 	struct sym_elf *e;
 	Elf *elf;
@@ -534,7 +575,7 @@ struct sym_elf *sym_elf__open_mem(const void *buf, size_t len)
 	memcpy(copy, buf, len);
 	elf_version(EV_CURRENT);
 	elf = elf_memory(copy, len);
-	e = elf_read(elf);
+	e = elf_read(elf, debug);
 	err = e ? 0 : errno;
 	if (elf)
 		elf_end(elf);
@@ -581,7 +622,9 @@ struct dso {
 	struct sym_dwarf *dw;		/* opened on the first line or inline lookup */
 	void *dw_image;			/* copy of an embedded whole object dw reads */
 	bool dw_tried;
+	bool debug_skipped;		/* counted in the debug budget's skipped */
 	const char **dem;		/* demangled name per symbol, filled lazily */
+	uint64_t charged;		/* taken from the memory budget: elf, dem, dw_image */
 };
 
 struct sym_user {
@@ -707,6 +750,7 @@ void sym_user__free(struct sym_user *u)
 	for (i = 0; i < u->n; i++) {
 		struct dso *d = u->dsos[i];
 
+		cap_budget__give(u->o.memory, d->charged);
 		sym_elf__close(d->elf);
 		sym_dwarf__close(d->dw);
 		free(d->dw_image);
@@ -789,6 +833,8 @@ static struct sym_elf *elf_from_record(const struct cap_object *o)
 	for (i = 0; i < n; i++)
 		if (!e->nsyms || e->syms[e->nsyms - 1].addr != e->syms[i].addr)
 			e->syms[e->nsyms++] = e->syms[i];
+	e->bytes = (uint64_t)(o->nsegs ? o->nsegs : 1) * sizeof(*e->segs) +
+		   (uint64_t)(o->nsyms ? o->nsyms : 1) * sizeof(*e->syms);
 	e->full_symtab = o->flags & (CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGDATA);
 	e->build_id_len = obj_bid_len(o->build_id_len);
 	memcpy(e->build_id, o->build_id, e->build_id_len);
@@ -796,13 +842,17 @@ static struct sym_elf *elf_from_record(const struct cap_object *o)
 }
 
 /* Symbols from the capture's own copy of the object. */
-static enum sym_reason open_embedded(struct dso *d, const struct cap_object *o)
+static enum sym_reason open_embedded(struct sym_user *u, struct dso *d, const struct cap_object *o)
 {
 	d->emb = o;
 	if (o->debuglink && *o->debuglink)
 		d->debuglink = strdup(o->debuglink);
 	if ((o->flags & CAP_OBJ_F_WHOLE) && o->data && o->data_len) {
-		d->elf = sym_elf__open_mem(o->data, o->data_len);
+		/* sym_elf__open_mem() copies the image while it reads it */
+		if (cap_budget__take(u->o.memory, o->data_len))
+			return SYM_R_BUDGET;
+		d->elf = sym_elf__open_mem(o->data, o->data_len, u->o.debug);
+		cap_budget__give(u->o.memory, o->data_len);
 		if (!d->elf)
 			return SYM_R_NOT_FOUND;
 		/* a content-hash key cannot be checked against the bytes; a GNU build-id can */
@@ -839,6 +889,7 @@ static void take_symbols(struct sym_elf *e, struct sym_elf *dbg)
 	e->syms = dbg->syms;
 	e->nsyms = dbg->nsyms;
 	e->names = dbg->names;
+	e->bytes += dbg->bytes;	/* an upper bound: the old tables are gone */
 	e->full_symtab = true;
 	dbg->syms = NULL;
 	dbg->names = NULL;
@@ -881,8 +932,8 @@ static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping
 	char *file = NULL;
 
 	if (emb >= 0)
-		r = open_embedded(d, u->objs[emb]);
-	if (r != SYM_OK && d->files) {
+		r = open_embedded(u, d, u->objs[emb]);
+	if (r != SYM_OK && r != SYM_R_BUDGET && d->files) {
 		r = sym_finder__object(u->finder, &(struct sym_want){
 			.path = d->path, .build_id = d->build_id, .build_id_len = d->build_id_len },
 			&d->elf, &file);
@@ -898,6 +949,19 @@ static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping
 	 * same build may have the full .symtab */
 	if (d->files && d->elf && !d->elf->full_symtab)
 		find_debug_symbols(u, d);
+	/* the tables are kept for the symbolizer's life: the memory budget must see them (with
+	 * the demangled-name pointers symbol_name() may add) */
+	if (d->elf) {
+		uint64_t bytes = d->elf->bytes + (u->o.demangle ? (uint64_t)d->elf->nsyms * 8 : 0);
+
+		if (!cap_budget__take(u->o.memory, bytes)) {
+			d->charged += bytes;
+		} else {
+			sym_elf__close(d->elf);
+			d->elf = NULL;
+			r = SYM_R_BUDGET;
+		}
+	}
 	if (r == SYM_OK && !d->elf->nsyms)
 		r = SYM_R_NO_SYMBOLS;
 	d->status = r;
@@ -1018,6 +1082,14 @@ static const char *symbol_name(struct sym_user *u, struct dso *d, const struct s
 	return d->dem[i];
 }
 
+/* The debug budget left d's debug data unread, in whole or in part: counted once per object. */
+static void debug_skipped(struct sym_user *u, struct dso *d)
+{
+	if (!d->debug_skipped && u->o.debug)
+		u->o.debug->skipped++;
+	d->debug_skipped = true;
+}
+
 static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
 {
 	struct sym_elf *dbg = NULL;
@@ -1029,12 +1101,24 @@ static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
 	d->dw_tried = true;
 	if (!d->dwarf_file && d->emb && (d->emb->flags & CAP_OBJ_F_WHOLE) && d->elf &&
 	    d->elf->has_dwarf) {
-		/* libdw reads the image for as long as it is open: keep a private copy */
-		d->dw_image = malloc(d->emb->data_len);
-		if (d->dw_image) {
-			memcpy(d->dw_image, d->emb->data, d->emb->data_len);
-			d->dw = sym_dwarf__open_mem(d->dw_image, d->emb->data_len);
+		/* nothing to copy when the budget would not let libdw open it anyway */
+		if (!sym_debug_left(u->o.debug)) {
+			debug_skipped(u, d);
+			return NULL;
 		}
+		/* libdw reads the image for as long as it is open: keep a private copy */
+		if (cap_budget__take(u->o.memory, d->emb->data_len))
+			return NULL;
+		d->dw_image = malloc(d->emb->data_len);
+		if (!d->dw_image) {
+			cap_budget__give(u->o.memory, d->emb->data_len);
+			return NULL;
+		}
+		d->charged += d->emb->data_len;
+		memcpy(d->dw_image, d->emb->data, d->emb->data_len);
+		d->dw = sym_dwarf__open_mem(d->dw_image, d->emb->data_len, u->o.debug);
+		if (!d->dw && errno == EFBIG)
+			debug_skipped(u, d);
 		return d->dw;
 	}
 	want_of(d, &w);
@@ -1050,8 +1134,11 @@ static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
 		keep_dwarf_file(d, dbg, file);
 		sym_elf__close(dbg);
 	}
-	if (d->dwarf_file)
-		d->dw = sym_dwarf__open(d->dwarf_file);
+	if (d->dwarf_file) {
+		d->dw = sym_dwarf__open(d->dwarf_file, u->o.debug);
+		if (!d->dw && errno == EFBIG)
+			debug_skipped(u, d);
+	}
 	return d->dw;
 }
 
@@ -1066,6 +1153,8 @@ static void add_source(struct sym_user *u, struct dso *d, uint64_t vaddr, struct
 	if (!dw)
 		return;
 	n = sym_dwarf__lookup(dw, vaddr, u->frames, MAX_INLINE, &file, &line);
+	if (n == -EFBIG)
+		debug_skipped(u, d);
 	if (n < 0)
 		return;
 	if (u->o.lines) {

@@ -34,6 +34,7 @@ enum sym_reason {
 	SYM_R_NO_SYMBOLS,	/* no symbol table, or no symbol covers the address */
 	SYM_R_KSYMS_HIDDEN,	/* kallsyms showed zeros when recorded (kptr_restrict) */
 	SYM_R_NO_KSYMS,		/* the capture has no kallsyms snapshot */
+	SYM_R_BUDGET,		/* the symbol table would exceed the memory budget (--max-memory) */
 	SYM_R__COUNT
 };
 
@@ -76,6 +77,26 @@ struct sym_result {
 	const struct sym_inline *inl;
 };
 
+/*
+ * Debug data a run may read (stkreport --max-debug), shared by its symbolizers. Compressed debug
+ * sections inflate up to a thousandfold, and DWARF lookups walk what they find, so a small
+ * hostile capture could ask for minutes of work per embedded object. The cost is counted in
+ * bytes, deterministically (reports stay reproducible): each byte decompressed (DWARF sections,
+ * .gnu_debugdata) counts one, each DWARF unit, entry or address range visited
+ * SYM_DEBUG_VISIT_COST. Past the limit an object's debug data is left unread: its frames keep
+ * their symbol names, without source lines, inlined functions or MiniDebugInfo's local symbols.
+ * Not thread-safe.
+ */
+#define SYM_DEBUG_VISIT_COST 64u	/* about what a visit costs in time against a byte inflated */
+
+struct sym_debug_budget {
+	uint64_t limit;		/* 0: no limit */
+	uint64_t used;
+	uint64_t inflated;	/* bytes decompressed (counted in used) */
+	uint32_t objects;	/* DWARF opened or .gnu_debugdata decompressed */
+	uint32_t skipped;	/* objects whose debug data was left unread, in whole or in part */
+};
+
 /* What the symbolizer looks for and where (stkreport's options). */
 struct sym_user_opts {
 	const char *symfs;		/* --symfs DIR, or NULL */
@@ -90,6 +111,10 @@ struct sym_user_opts {
 	uint32_t nobjects;
 	const struct cap_perfmap *const *perfmaps;
 	uint32_t nperfmaps;
+	/* budgets of the run, borrowed until __free (NULL: no limit): symbol tables and copies of
+	 * embedded objects are taken from memory; debug data is read within debug */
+	struct cap_budget *memory;
+	struct sym_debug_budget *debug;
 };
 
 /* ---- kernel -------------------------------------------------------------------------------- */
@@ -132,10 +157,13 @@ struct sym_elf {
 	bool has_dwarf;		/* the file has .debug_info (lines and inlines possible) */
 	char *debuglink;	/* .gnu_debuglink file name, or NULL */
 	uint32_t debuglink_crc;	/* its CRC32 of the debug file */
+	uint64_t bytes;		/* heap bytes of segs, syms and names (for the memory budget) */
 };
 
 /* Read path. NULL with errno: open() errors, ENOEXEC not an ELF file, ENOMEM. */
 struct sym_elf *sym_elf__open(const char *path);
+/* The same, decompressing .gnu_debugdata within debug (NULL: up to CAP_MAX_CHUNK_RAW). */
+struct sym_elf *sym_elf__open_debug(const char *path, struct sym_debug_budget *debug);
 void sym_elf__close(struct sym_elf *e);
 
 /* File offset -> virtual address through the segment containing it. 0, or -ENOENT if none. */

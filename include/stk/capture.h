@@ -13,6 +13,7 @@
  *   -EBADMSG   checksum mismatch, undecodable lz4 payload or malformed record
  *   -ENODATA   the file ends inside a chunk (torn tail: recorder killed, disk full)
  *   -EOVERFLOW a length over the limits below
+ *   -EFBIG     what was decoded would exceed the caller's memory budget (struct cap_budget)
  * plus whatever open(), mmap() and write() return (-ENOENT, -EACCES, -ENOSPC, ...).
  */
 #ifndef STK_CAPTURE_H
@@ -323,6 +324,31 @@ struct cap_record {
 	void *priv;		/* owned by format/: the decoder's allocations */
 };
 
+/* ---- memory budget ----------------------------------------------------------------------- */
+
+/*
+ * Bytes a reader of hostile input may keep (format.md 2, "Limits"). Each chunk is bounded by
+ * CAP_MAX_CHUNK_RAW, but a file holds any number of chunks and lz4 expands up to 255:1, so a
+ * small file can decode to gigabytes: the decompression buffer and every decoded record take
+ * their bytes from a budget first, and give them back when freed. One budget may serve several
+ * readers and whatever else the caller charges to it (stkreport: every capture of a run, its
+ * tables and symbol tables). Not thread-safe.
+ */
+struct cap_budget {
+	uint64_t limit;		/* bytes; 0: no limit */
+	uint64_t used;		/* taken and not given back */
+	uint64_t peak;		/* highest used */
+	uint64_t refused;	/* takes refused */
+};
+
+/*
+ * Take n bytes from b: 0, or -EFBIG when used + n would exceed the limit (nothing is taken, the
+ * refusal is counted). A NULL budget has no limit.
+ */
+int cap_budget__take(struct cap_budget *b, uint64_t n);
+/* Give back n bytes taken before. NULL: nothing. */
+void cap_budget__give(struct cap_budget *b, uint64_t n);
+
 /* ---- reading ---------------------------------------------------------------------------- */
 
 struct cap_reader;
@@ -359,6 +385,12 @@ int cap_reader__next(struct cap_reader *r, struct cap_chunk *chunk);
 uint32_t cap_reader__chunk_index(const struct cap_reader *r);
 uint64_t cap_reader__offset(const struct cap_reader *r);
 
+/*
+ * Take the decompression buffer from b (borrowed until __close; NULL: no limit). A chunk whose
+ * buffer would exceed it fails with -EFBIG (sticky, like every reading error).
+ */
+void cap_reader__set_budget(struct cap_reader *r, struct cap_budget *b);
+
 /* Version of the file (from its header). */
 void cap_reader__version(const struct cap_reader *r, uint16_t *major, uint16_t *minor);
 
@@ -370,6 +402,13 @@ void cap_reader__close(struct cap_reader *r);
  * -ENOTSUP for a type this library cannot decode, -ENOMEM.
  */
 int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out);
+/*
+ * The same, taking every byte the record holds from b (NULL: no limit) before allocating it:
+ * -EFBIG when it would exceed it. cap_record__free() gives the bytes back, so b must outlive
+ * the record.
+ */
+int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *b,
+			      struct cap_record **out);
 void cap_record__free(struct cap_record *rec);
 
 /* Value of a metadata key, or NULL. Lent for the life of the record. */

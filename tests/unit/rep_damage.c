@@ -35,7 +35,7 @@ static void test_prefixes(const uint8_t *buf, size_t len, FILE *sink)
 	int bad = 0, regress = 0, crashed = 0;
 
 	for (cut = 0; cut <= len; cut++) {
-		struct rep_capture *c = rep_capture__load_mem(buf, cut);
+		struct rep_capture *c = rep_capture__load_mem(buf, cut, NULL);
 
 		if (!c) {
 			/* only a file shorter than its header is refused */
@@ -68,7 +68,7 @@ static void test_flips(uint8_t *buf, size_t len, FILE *sink)
 		struct rep_capture *c;
 
 		buf[pos] ^= bit;
-		c = rep_capture__load_mem(buf, len);
+		c = rep_capture__load_mem(buf, len, NULL);
 		/* a flip is always noticed: header (refused) or a chunk (checksum) */
 		if (c && c->how != REP_END_ERROR && c->how != REP_END_TRUNCATED)
 			errors++;

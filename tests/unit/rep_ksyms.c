@@ -59,7 +59,7 @@ static struct rep_capture *finish(void)
 	struct rep_capture *c;
 
 	cap_writer__close(w);
-	c = rep_capture__load(path);
+	c = rep_capture__load(path, NULL);
 	if (!c) {
 		printf("not ok rep_ksyms: load: %s\n", strerror(errno));
 		exit(1);
