@@ -95,32 +95,24 @@ refuse second-statement "SELECT 1; DROP TABLE samples" \
 refuse syntax "SELEC 1" 'stkreport: --sql: near "SELEC": syntax error'
 
 # ---- Ctrl-C ----------------------------------------------------------------------------------
-start=$SECONDS
-timeout --preserve-status -k 10 -s INT 2 "$STKREPORT" -q --sql \
-	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" \
-	tests/golden/count/input.stk >"$tmp/out" 2>"$tmp/err"
-rc=$?
-if [ $rc != 1 ] || [ "$(cat "$tmp/err")" != "stkreport: --sql: interrupted" ]; then
-	fail sql.interrupt "exit $rc, stderr '$(cat "$tmp/err")' (expected 1, interrupted)"
-elif [ $((SECONDS - start)) -gt 8 ]; then
-	fail sql.interrupt "took $((SECONDS - start)) s to stop"
-else
-	ok sql.interrupt
-fi
+interrupted() { # NAME QUERY: SIGINT after 2 s stops it within seconds: exit 1, "interrupted"
+	local start=$SECONDS rc
+	timeout --preserve-status -k 10 -s INT 2 "$STKREPORT" -q --sql "$2" \
+		tests/golden/count/input.stk >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ $rc != 1 ] || [ "$(cat "$tmp/err")" != "stkreport: --sql: interrupted" ]; then
+		fail "sql.$1" "exit $rc, stderr '$(cat "$tmp/err")' (expected 1, interrupted)"
+	elif [ $((SECONDS - start)) -gt 8 ]; then
+		fail "sql.$1" "took $((SECONDS - start)) s to stop"
+	else
+		ok "sql.$1"
+	fi
+}
+interrupted interrupt \
+	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 # One SQL function call is one step of the engine, which its progress handler cannot stop: this
 # one builds a 2 GB string (16 MiB: SQLITE_LIMIT_LENGTH) for tens of seconds.
-start=$SECONDS
-timeout --preserve-status -k 10 -s INT 2 "$STKREPORT" -q --sql \
-	"SELECT length(printf('%.*c', 2000000000, 'x'))" \
-	tests/golden/count/input.stk >"$tmp/out" 2>"$tmp/err"
-rc=$?
-if [ $rc != 1 ] || [ "$(cat "$tmp/err")" != "stkreport: --sql: interrupted" ]; then
-	fail sql.interrupt_one_call "exit $rc, stderr '$(cat "$tmp/err")' (expected 1, interrupted)"
-elif [ $((SECONDS - start)) -gt 8 ]; then
-	fail sql.interrupt_one_call "took $((SECONDS - start)) s to stop"
-else
-	ok sql.interrupt_one_call
-fi
+interrupted interrupt_one_call "SELECT length(printf('%.*c', 2000000000, 'x'))"
 
 # ---- --sqlite OUT.db ---------------------------------------------------------------------------
 mkdir "$tmp/db"
