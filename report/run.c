@@ -134,7 +134,7 @@ int rep_run(const struct rep_opts *o)
 	if (err)
 		goto out;
 	if (o->sql || o->sqlite_out)
-		err = rep_sql_run(caps, o->inputs, o->ninputs, o);
+		err = rep_sql_run(stdout, caps, o->inputs, o->ninputs, o);
 	else if (o->pprof_out)
 		err = rep_pprof_write(o->pprof_out, caps, o->ninputs, o);
 	else if (o->diff)

@@ -1291,28 +1291,26 @@ static int only_one(sqlite3 *db, const char *tail, struct guard *g)
 	return -EINVAL;
 }
 
-static int run_query(sqlite3 *db, const struct rep_opts *o)
+/* o->sql on a database locked down with g (lock_down()), its result on out. */
+static int run_query(FILE *out, sqlite3 *db, struct guard *g, const struct rep_opts *o)
 {
-	struct guard g = { "" };
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;
 	int rc, err;
 
-	err = lock_down(db, &g);
-	if (err)
-		return err;
+	g->refused[0] = 0;
 	rc = sqlite3_prepare_v2(db, o->sql, -1, &s, &tail);
 	if (rc != SQLITE_OK)
-		return query_error(db, rc, &g);
+		return query_error(db, rc, g);
 	if (!s) {
 		fprintf(stderr, "stkreport: --sql: empty query\n");
 		return -EINVAL;
 	}
-	err = only_one(db, tail, &g);
+	err = only_one(db, tail, g);
 	if (err)
 		goto out;
-	err = run_rows(stdout, db, s, o, &g);
-	if (!err && (fflush(stdout) || ferror(stdout))) {
+	err = run_rows(out, db, s, o, g);
+	if (!err && (fflush(out) || ferror(out))) {
 		fprintf(stderr, "stkreport: standard output: %s\n", strerror(errno ? errno : EIO));
 		err = -EIO;
 	}
@@ -1321,16 +1319,21 @@ out:
 	return err;
 }
 
-int rep_sql_run(struct rep_capture **caps, const char **names, int n, const struct rep_opts *o)
+int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, int n,
+		     const struct rep_opts *const *qs, int nq)
 {
+	const struct rep_opts *o = qs[0];
+	struct guard g = { "" };
+	bool locked = false;
 	sqlite3 *db = NULL;
-	int err;
+	int err, i;
 
 	/* one thread: no mutexes */
 	if (sqlite3_open_v2(":memory:", &db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
-		fprintf(stderr, "stkreport: --sql: %s\n", db ? sqlite3_errmsg(db) : "out of memory");
+		fprintf(stderr, "stkreport: --sql: %s\n",
+			db ? sqlite3_errmsg(db) : "out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
@@ -1340,9 +1343,24 @@ int rep_sql_run(struct rep_capture **caps, const char **names, int n, const stru
 	err = load(db, caps, names, n, o);
 	if (!err && o->sqlite_out)
 		err = write_db(db, o->sqlite_out);
-	if (!err && o->sql)
-		err = run_query(db, o);
+	for (i = 0; i < nq && !err; i++) {
+		if (!qs[i]->sql)
+			continue;
+		/* once: the authorizer stays, and would refuse lock_down()'s own pragmas */
+		if (!locked) {
+			err = lock_down(db, &g);
+			locked = true;
+		}
+		if (!err)
+			err = run_query(out, db, &g, qs[i]);
+	}
 out:
 	sqlite3_close(db);
 	return err;
+}
+
+int rep_sql_run(FILE *out, struct rep_capture **caps, const char **names, int n,
+		const struct rep_opts *o)
+{
+	return rep_sql_run_many(out, caps, names, n, &o, 1);
 }
