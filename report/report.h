@@ -527,11 +527,22 @@ int emit_svg_diff_file(const char *path, const struct rep_model *before,
 int emit_svg_diff(FILE *out, const struct rep_model *before, const struct rep_model *after,
 		  const struct rep_opts *o, double factor);
 
+/* What rep_fuzz_one() runs. */
+enum rep_fuzz_what {
+	REP_FUZZ_EMITTERS = 1 << 0,	/* every emitter under several option sets, the summary */
+	REP_FUZZ_OUTPUTS = 1 << 1,	/* --diff (lines, shares, SVG), --svg, --pprof */
+	REP_FUZZ_SQL = 1 << 2,		/* the --sql loader and a query per printer: a few ms
+					 * per input even when empty (SQLite parses the schema) */
+	REP_FUZZ_ALL = REP_FUZZ_EMITTERS | REP_FUZZ_OUTPUTS | REP_FUZZ_SQL,
+};
+
 /*
- * Fuzzing entry: load a capture from memory and run every emitter under several option sets,
- * plus the summary, into sink. Never opens object files. Returns 0 or -ENOMEM.
+ * Fuzzing entry: load a capture from memory and run what `what` (enum rep_fuzz_what) says on it,
+ * and on it with a prefix of itself (its setup and first interval) where two captures go in,
+ * printing everything (files included) into sink. Never opens object files, never creates a
+ * file. Returns 0 or a negative errno: -ENOMEM, or an error that is a bug (a fixed query failed).
  */
-int rep_fuzz_one(const void *buf, size_t len, FILE *sink);
+int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what);
 
 /* The whole of stkreport after option parsing. Returns 0 or a negative errno (already printed). */
 int rep_run(const struct rep_opts *o);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_reader: bytes -> cap_reader__open_mem() -> every chunk -> cap_record__decode(), then
- * stkreport's loader and every emitter (rep_fuzz_one()); or bytes -> cap_record__decode()
- * directly (see LLVMFuzzerTestOneInput). No crash, leak, hang or unbounded allocation may come
- * out of any input.
+ * stkreport's loader and every output that reads a capture (rep_fuzz_one(): every emitter, the
+ * summary, --diff, --svg, --pprof, the --sql loader and printers); or bytes ->
+ * cap_record__decode() directly (see LLVMFuzzerTestOneInput). No crash, leak, hang or unbounded
+ * allocation may come out of any input.
  *
  * Built two ways:
  *   -DSTK_LIBFUZZER, clang -fsanitize=fuzzer,address: a libFuzzer target (docs/format.md 7)
@@ -145,9 +146,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += decode_and_walk(&ch);
 		sink += cap_reader__chunk_index(r) + cap_reader__offset(r);
 		cap_reader__close(r);
-		/* and stkreport on it: load, symbolize (no object files), every emitter, summary */
+		/* and stkreport on it: load, symbolize (no object files), every output */
 		if (report_sink())
-			sink += rep_fuzz_one(data, size, report_sink());
+			sink += rep_fuzz_one(data, size, report_sink(), REP_FUZZ_ALL);
 	} else if (size >= 1) {
 		/*
 		 * Byte 0 modulo the number of types, plus 1: 0..8 kept the meaning they had
