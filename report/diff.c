@@ -226,8 +226,16 @@ static int print_lines(FILE *out, const struct diff *d, double factor)
 		uint32_t id = order[i];
 		uint64_t before = d->count[0][id];
 
-		if (factor != 1)
-			before = (uint64_t)((double)before * factor + 0.5);
+		if (factor != 1) {
+			/*
+			 * Durations and periods come from the captures: the factor may be huge,
+			 * and a double past 2^64 has no uint64_t (converting it is undefined, and
+			 * printed 0). Held at the top, as counts are.
+			 */
+			double scaled = (double)before * factor + 0.5;
+
+			before = scaled < 0x1p64 ? (uint64_t)scaled : UINT64_MAX;
+		}
 		/* the paths are escaped already (emit_folded_line()) */
 		fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", rep_strtab__str(&d->lines, id), before,
 			d->count[1][id]);
