@@ -53,7 +53,13 @@ static const char schema[] =
 	"CREATE TABLE stack_functions (stack INTEGER, function TEXT, kernel INTEGER,"
 	" PRIMARY KEY (stack, function, kernel)) WITHOUT ROWID;\n";
 
-/* After the rows: derived tables, indexes for the documented queries, views. */
+/*
+ * After the rows: derived tables, indexes for the documented queries, views.
+ *
+ * The views add counts with CAST(total(x) AS INTEGER), not sum(x): counts go up to 2^63-1
+ * (docs/sql.md), and sum() fails the whole query ("integer overflow") when two of them add past
+ * it. total() adds in doubles (exact below 2^53) and the cast holds a sum past 2^63-1 there.
+ */
 static const char finish_sql[] =
 	"CREATE INDEX samples_interval ON samples (capture, interval);\n"
 	"CREATE INDEX samples_kstack ON samples (kstack);\n"
@@ -63,28 +69,32 @@ static const char finish_sql[] =
 	"CREATE INDEX processes_pid ON processes (capture, pid);\n"
 	/* self: the leaf of the sample (kernel leaf when it has a kernel stack) */
 	"CREATE VIEW function_self AS SELECT st.capture AS capture,"
-	" coalesce(f.symbol, '[unknown]') AS function, f.kernel AS kernel, sum(l.n) AS self FROM"
-	" (SELECT coalesce(kstack, ustack) AS stack, sum(count) AS n FROM samples"
+	" coalesce(f.symbol, '[unknown]') AS function, f.kernel AS kernel,"
+	" CAST(total(l.n) AS INTEGER) AS self FROM"
+	" (SELECT coalesce(kstack, ustack) AS stack, CAST(total(count) AS INTEGER) AS n"
+	"  FROM samples"
 	"  WHERE coalesce(kstack, ustack) IS NOT NULL GROUP BY 1) l"
 	" JOIN frames f ON f.stack = l.stack AND f.depth = 0 JOIN stacks st ON st.id = l.stack"
 	" GROUP BY 1, 2, 3;\n"
 	/* total: once per sample whatever the recursion (stack_functions is distinct per stack,
 	 * and kernel and user functions are told apart by the kernel column) */
 	"CREATE VIEW function_total AS SELECT sc.capture AS capture, sf.function AS function,"
-	" sf.kernel AS kernel, sum(sc.count) AS total FROM stack_counts sc"
+	" sf.kernel AS kernel, CAST(total(sc.count) AS INTEGER) AS total FROM stack_counts sc"
 	" JOIN stack_functions sf ON sf.stack = sc.stack GROUP BY 1, 2, 3;\n"
 	"CREATE VIEW functions AS SELECT t.capture AS capture, t.function AS function,"
 	" t.kernel AS kernel, coalesce(s.self, 0) AS self, t.total AS total FROM function_total t"
 	" LEFT JOIN function_self s ON s.capture = t.capture AND s.function = t.function"
 	" AND s.kernel = t.kernel;\n"
-	"CREATE VIEW process_totals AS SELECT capture, pid, comm, sum(count) AS count,"
-	" count(*) AS rows FROM samples GROUP BY capture, pid, comm;\n"
+	"CREATE VIEW process_totals AS SELECT capture, pid, comm,"
+	" CAST(total(count) AS INTEGER) AS count, count(*) AS rows FROM samples"
+	" GROUP BY capture, pid, comm;\n"
 	"CREATE VIEW function_intervals AS"
 	" SELECT s.capture AS capture, s.interval AS interval, sf.function AS function,"
-	" sf.kernel AS kernel, sum(s.count) AS count FROM samples s"
+	" sf.kernel AS kernel, CAST(total(s.count) AS INTEGER) AS count FROM samples s"
 	" JOIN stack_functions sf ON sf.stack = s.kstack GROUP BY 1, 2, 3, 4"
-	" UNION ALL SELECT s.capture, s.interval, sf.function, sf.kernel, sum(s.count)"
-	" FROM samples s JOIN stack_functions sf ON sf.stack = s.ustack GROUP BY 1, 2, 3, 4;\n"
+	" UNION ALL SELECT s.capture, s.interval, sf.function, sf.kernel,"
+	" CAST(total(s.count) AS INTEGER) FROM samples s"
+	" JOIN stack_functions sf ON sf.stack = s.ustack GROUP BY 1, 2, 3, 4;\n"
 	/* caller = the next frame outwards in the same stack (kernel stacks end at the syscall
 	 * entry: their callers in user space are not linked) */
 	/* per-event captures (stkrec --snoop): one row per event, in time order */
@@ -92,7 +102,8 @@ static const char finish_sql[] =
 	" kstack, ustack FROM samples WHERE ts_ns IS NOT NULL;\n"
 	"CREATE VIEW callers AS SELECT sc.capture AS capture,"
 	" coalesce(callee.symbol, '[unknown]') AS function, callee.kernel AS kernel,"
-	" coalesce(caller.symbol, '[unknown]') AS caller, sum(sc.count) AS count FROM frames callee"
+	" coalesce(caller.symbol, '[unknown]') AS caller, CAST(total(sc.count) AS INTEGER) AS count"
+	" FROM frames callee"
 	" JOIN frames caller ON caller.stack = callee.stack AND caller.depth = callee.depth + 1"
 	" JOIN stack_counts sc ON sc.stack = callee.stack GROUP BY 1, 2, 3, 4;\n";
 
