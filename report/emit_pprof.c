@@ -366,7 +366,7 @@ static int merge_sample(struct builder *b, struct sample *s)
 
 	h = rep_hash_bytes(h, s->locs, s->nlocs * sizeof(*s->locs));
 	if (rep_htab__find(&b->sample_index, h, sample_eq, &key, &val)) {
-		b->samples[val].value += s->value;
+		b->samples[val].value = rep_count_add(b->samples[val].value, s->value, NULL);
 		return 0;
 	}
 	if (b->nsamples == b->samples_cap) {
@@ -477,7 +477,8 @@ static int put_samples(struct builder *b, struct pb *out)
 		for (j = 0; j < s->nlocs; j++)
 			pb_varint(&b->tmp2, s->locs[j]);
 		pb_msg(&b->tmp, SAMPLE_LOCATION_ID, &b->tmp2);
-		pb_varint(&b->tmp2, s->value);
+		/* values are int64 (profile.proto): held at INT64_MAX, as --sql holds counts */
+		pb_varint(&b->tmp2, s->value > INT64_MAX ? INT64_MAX : s->value);
 		pb_msg(&b->tmp, SAMPLE_VALUE, &b->tmp2);
 		err = label(b, &b->tmp, "pid", 0, s->pid);
 		if (!err)
