@@ -540,7 +540,8 @@ enum rep_fuzz_what {
  * Fuzzing entry: load a capture from memory and run what `what` (enum rep_fuzz_what) says on it,
  * and on it with a prefix of itself (its setup and first interval) where two captures go in,
  * printing everything (files included) into sink. Never opens object files, never creates a
- * file. Returns 0 or a negative errno: -ENOMEM, or an error that is a bug (a fixed query failed).
+ * file. Returns 0 or a negative errno: -ENOMEM, -EIO when sink fails, else an error that is a
+ * bug (a fixed query failed, a loader error).
  */
 int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what);
 

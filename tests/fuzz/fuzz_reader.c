@@ -113,6 +113,25 @@ static FILE *report_sink(void)
 	return f;
 }
 
+/*
+ * stkreport's outputs on a capture. -ENOMEM answers a hostile size; any other error is a bug
+ * (one of rep_fuzz_one()'s fixed queries failed, a write to /dev/null failed): abort, so that
+ * libFuzzer keeps the input and the corpus replay fails.
+ */
+static const char *replaying;	/* the file being replayed (plain driver), or NULL */
+
+static void report_one(const uint8_t *data, size_t size)
+{
+	int err = rep_fuzz_one(data, size, report_sink(), REP_FUZZ_ALL);
+
+	if (err && err != -ENOMEM) {
+		fflush(stdout);
+		fprintf(stderr, "fuzz_reader: %s: stkreport's outputs failed: %s\n",
+			replaying ? replaying : "input", strerror(-err));
+		abort();
+	}
+}
+
 static uint64_t decode_and_walk(const struct cap_chunk *ch)
 {
 	struct cap_record *rec;
@@ -148,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cap_reader__close(r);
 		/* and stkreport on it: load, symbolize (no object files), every output */
 		if (report_sink())
-			sink += rep_fuzz_one(data, size, report_sink(), REP_FUZZ_ALL);
+			report_one(data, size);
 	} else if (size >= 1) {
 		/*
 		 * Byte 0 modulo the number of types, plus 1: 0..8 kept the meaning they had
@@ -185,7 +204,9 @@ static int replay_file(const char *path)
 		err = buf ? EIO : ENOMEM;
 		goto out;
 	}
+	replaying = path;
 	LLVMFuzzerTestOneInput(buf, (size_t)st.st_size);
+	replaying = NULL;
 	printf("ok fuzz %s\n", path);
 out:
 	if (err)
