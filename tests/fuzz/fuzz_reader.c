@@ -194,7 +194,83 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef STK_LIBFUZZER
+#ifdef STK_LIBFUZZER
+#include <lz4frame.h>
+
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+#define MUT_MAX_CHUNKS 256
+#define MUT_MAX_RAW (1u << 20)	/* a larger chunk is left to libFuzzer's own mutations */
+
+/*
+ * Mutate the decompressed payload of one chunk of a capture (format.md 3.1), then compress it
+ * again and fix the chunk header (raw_len, stored_len, crc): the result still passes the
+ * checksums, so mutations reach the record decoders in context, the loader and every output
+ * instead of stopping at the first damaged chunk. Returns the new size, or 0 when the input is
+ * no capture with such a chunk (the caller mutates the bytes instead).
+ */
+static size_t mutate_chunk(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	/* a frame is at most its content + 1/256 + a header: LZ4F_compressFrameBound() */
+	static uint8_t raw[MUT_MAX_RAW], frame[MUT_MAX_RAW + (MUT_MAX_RAW >> 8) + 4096];
+	size_t offs[MUT_MAX_CHUNKS], n = 0, off = 16, in, out, len, stored, tail;
+	LZ4F_preferences_t prefs = { 0 };
+	LZ4F_dctx *dctx = NULL;
+	uint32_t crc;
+	size_t ret;
+
+	/* format.md 2 and 3.1: a 16-byte file header, then chunks of a 24-byte header + payload */
+	while (off + 24 <= size && n < MUT_MAX_CHUNKS && !memcmp(data + off, "CHNK", 4)) {
+		stored = data[off + 16] | data[off + 17] << 8 | data[off + 18] << 16 |
+			 (size_t)data[off + 19] << 24;
+		if (stored > size - off - 24)
+			break;
+		offs[n++] = off;
+		off += 24 + stored;
+	}
+	if (!n)
+		return 0;
+	off = offs[seed % n];
+	stored = data[off + 16] | data[off + 17] << 8 | data[off + 18] << 16 |
+		 (size_t)data[off + 19] << 24;
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+		return 0;
+	in = stored;
+	out = sizeof(raw);
+	ret = LZ4F_decompress(dctx, raw, &out, data + off + 24, &in, NULL);
+	LZ4F_freeDecompressionContext(dctx);
+	if (LZ4F_isError(ret) || ret != 0)
+		return 0;	/* not one whole frame, or larger than raw[] */
+	len = LLVMFuzzerMutate(raw, out, sizeof(raw));
+	prefs.frameInfo.contentSize = len;
+	ret = LZ4F_compressFrame(frame, sizeof(frame), raw, len, &prefs);
+	if (LZ4F_isError(ret))
+		return 0;
+	tail = size - (off + 24 + stored);
+	if (off + 24 + ret + tail > max_size)
+		return 0;
+	memmove(data + off + 24 + ret, data + off + 24 + stored, tail);
+	memcpy(data + off + 24, frame, ret);
+	data[off + 12] = len, data[off + 13] = len >> 8, data[off + 14] = len >> 16;
+	data[off + 15] = len >> 24;
+	data[off + 16] = ret, data[off + 17] = ret >> 8, data[off + 18] = ret >> 16;
+	data[off + 19] = ret >> 24;
+	crc = cap_crc32c(cap_crc32c(0, data + off, 20), data + off + 24, ret);
+	data[off + 20] = crc, data[off + 21] = crc >> 8, data[off + 22] = crc >> 16;
+	data[off + 23] = crc >> 24;
+	return off + 24 + ret + tail;
+}
+
+/* Captures: three times in four one chunk's content (mutate_chunk()), else the bytes. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	size_t n = 0;
+
+	if (size >= 6 && !memcmp(data, "STKCAP", 6) && seed % 4)
+		n = mutate_chunk(data, size, max_size, seed / 4);
+	return n ? n : LLVMFuzzerMutate(data, size, max_size);
+}
+#else
 static int replay_file(const char *path)
 {
 	uint8_t *buf = NULL;
