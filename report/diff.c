@@ -186,17 +186,23 @@ static double count_weight(const struct rep_capture *c)
 	return 1;
 }
 
-/* The factor --normalize applies to BEFORE's counts, or 1 (with a warning) when unknown. */
-double rep_diff_factor(const struct rep_capture *before, const struct rep_capture *after)
+/* The factor --normalize applies to BEFORE's counts, or 1 (with a warning on msgs) when unknown. */
+static double diff_factor(const struct rep_capture *before, const struct rep_capture *after,
+			  FILE *msgs)
 {
 	double d0, d1;
 
 	if (!duration_ns(before, &d0) || !duration_ns(after, &d1)) {
-		fprintf(stderr, "stkreport: --normalize: a capture has no duration; counts left "
-				"as they are\n");
+		fprintf(msgs, "stkreport: --normalize: a capture has no duration; counts left "
+			      "as they are\n");
 		return 1;
 	}
 	return count_weight(before) / count_weight(after) * (d1 / d0);
+}
+
+double rep_diff_factor(const struct rep_capture *before, const struct rep_capture *after)
+{
+	return diff_factor(before, after, stderr);
 }
 
 static int line_cmp(const void *a, const void *b, void *ctx)
@@ -220,8 +226,16 @@ static int print_lines(FILE *out, const struct diff *d, double factor)
 		uint32_t id = order[i];
 		uint64_t before = d->count[0][id];
 
-		if (factor != 1)
-			before = (uint64_t)((double)before * factor + 0.5);
+		if (factor != 1) {
+			/*
+			 * Durations and periods come from the captures: the factor may be huge,
+			 * and a double past 2^64 has no uint64_t (converting it is undefined, and
+			 * printed 0). Held at the top, as counts are.
+			 */
+			double scaled = (double)before * factor + 0.5;
+
+			before = scaled < 0x1p64 ? (uint64_t)scaled : UINT64_MAX;
+		}
 		/* the paths are escaped already (emit_folded_line()) */
 		fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", rep_strtab__str(&d->lines, id), before,
 			d->count[1][id]);
@@ -296,8 +310,13 @@ static void diff_clear(struct diff *d)
 	free(d->stamp);
 }
 
-int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep_opts *o,
-		 struct rep_model *m)
+/*
+ * --diff: lines on out, or the differential flame graph: into the file svg_path (created once
+ * both models are built), or on out when svg_path is NULL; warnings, the shares and errors on
+ * msgs.
+ */
+static int diff_run(FILE *out, FILE *msgs, const char *svg_path, struct rep_capture **caps,
+		    const char **names, const struct rep_opts *o, struct rep_model *m)
 {
 	struct rep_model before = { 0 };
 	struct rep_model_cfg cfg;
@@ -315,11 +334,13 @@ int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep
 	if (err)
 		goto out;
 	if (o->normalize)
-		factor = rep_diff_factor(caps[0], caps[1]);
+		factor = diff_factor(caps[0], caps[1], msgs);
 	if (o->svg_out) {
-		err = emit_svg_diff_file(o->svg_out, &before, m, o, factor);
+		err = svg_path ? emit_svg_diff_file(svg_path, &before, m, o, factor)
+			       : emit_svg_diff(out, &before, m, o, factor);
 		if (err) {
-			fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, cap_output_strerror(err));
+			fprintf(msgs, "stkreport: %s: %s\n",
+				svg_path ? svg_path : "standard output", cap_output_strerror(err));
 			goto out;
 		}
 	}
@@ -327,18 +348,30 @@ int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep
 	if (!err)
 		err = add_model(&d, 1, m, o, &stack_no);
 	if (!err && !o->svg_out)
-		err = print_lines(stdout, &d, factor);
-	if (!err && (fflush(stdout) || ferror(stdout))) {
-		fprintf(stderr, "stkreport: standard output: %s\n", strerror(EIO));
+		err = print_lines(out, &d, factor);
+	if (!err && (fflush(out) || ferror(out))) {
+		fprintf(msgs, "stkreport: standard output: %s\n", strerror(EIO));
 		err = -EIO;
 		goto out;
 	}
 	if (!err && !o->quiet)
-		err = print_shares(stderr, &d, names);
+		err = print_shares(msgs, &d, names);
 	if (err)
-		fprintf(stderr, "stkreport: --diff: %s\n", strerror(-err));
+		fprintf(msgs, "stkreport: --diff: %s\n", strerror(-err));
 out:
 	diff_clear(&d);
 	rep_model__clear(&before);
 	return err;
+}
+
+int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep_opts *o,
+		 struct rep_model *m)
+{
+	return diff_run(stdout, stderr, o->svg_out, caps, names, o, m);
+}
+
+int rep_diff_write(FILE *out, FILE *msgs, struct rep_capture **caps, const char **names,
+		   const struct rep_opts *o, struct rep_model *m)
+{
+	return diff_run(out, msgs, NULL, caps, names, o, m);
 }

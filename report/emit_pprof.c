@@ -398,7 +398,7 @@ static int merge_sample(struct builder *b, struct sample *s)
 
 	h = rep_hash_bytes(h, s->locs, s->nlocs * sizeof(*s->locs));
 	if (rep_htab__find(&b->sample_index, h, sample_eq, &key, &val)) {
-		b->samples[val].value += s->value;
+		b->samples[val].value = rep_count_add(b->samples[val].value, s->value, NULL);
 		return 0;
 	}
 	if (b->nsamples == b->samples_cap) {
@@ -630,29 +630,41 @@ static int put_profile(struct builder *b, struct pb *out, struct rep_capture **c
 	return out->err;
 }
 
-static int write_gz(const char *path, const struct pb *p)
+/*
+ * len bytes of buf gzipped onto out (RFC 1952, no name, no time). deflate() with gzdopen()'s
+ * parameters (level 9, gzip wrapper, memory level 8) and no flush before the end gives the bytes
+ * gzwrite() gave, whatever the pieces the input comes in. 0, -ENOMEM or -EIO.
+ */
+static int write_gz(FILE *out, const uint8_t *buf, size_t len)
 {
-	int fd = cap_create_output(path, false), err = 0;
-	gzFile gz = fd >= 0 ? gzdopen(fd, "wb9") : NULL;
-	size_t off = 0;
+	z_stream z = { 0 };
+	uint8_t chunk[1 << 16];
+	size_t left = len, n;
+	int rc, err = 0;
 
-	if (fd < 0)
-		return fd;
-	if (!gz) {
-		close(fd);
+	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	}
-	while (off < p->n && !err) {
-		unsigned int chunk = p->n - off > (1u << 30) ? 1u << 30 : (unsigned int)(p->n - off);
-
-		if (gzwrite(gz, p->buf + off, chunk) != (int)chunk)
+	z.next_in = (Bytef *)buf;
+	do {
+		/* avail_in is 32 bits: the input goes in by the gigabyte */
+		if (!z.avail_in) {
+			z.avail_in = left > (1u << 30) ? 1u << 30 : (uInt)left;
+			left -= z.avail_in;
+		}
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		rc = deflate(&z, left || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
+		if (rc == Z_STREAM_ERROR) {
 			err = -EIO;
-		off += chunk;
-	}
-	if (gzclose(gz) != Z_OK && !err)
-		err = -EIO;
-	if (err)
-		unlink(path);
+			break;
+		}
+		n = sizeof(chunk) - z.avail_out;
+		if (n && fwrite(chunk, 1, n, out) != n) {
+			err = -EIO;
+			break;
+		}
+	} while (rc != Z_STREAM_END);
+	deflateEnd(&z);
 	return err;
 }
 
@@ -675,10 +687,10 @@ static void builder_clear(struct builder *b)
 	free(b->locbuf);
 }
 
-int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o)
+/* The profile of the n captures, not gzipped, into *out (emptied by the caller). 0 or -ENOMEM. */
+static int build(struct pb *out, struct rep_capture **caps, int n, const struct rep_opts *o)
 {
 	struct builder b = { .o = o };
-	struct pb out = { 0 };
 	int err = 0, i;
 
 	/* string 0 must be "" (profile.proto) */
@@ -690,15 +702,59 @@ int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const st
 		err = b.functions.err ? b.functions.err : b.locations.err ? b.locations.err
 							  : b.mappings.err;
 	if (!err)
-		err = put_profile(&b, &out, caps, n);
-	if (!err) {
-		err = write_gz(path, &out);
-		if (err)
-			fprintf(stderr, "stkreport: %s: %s\n", path, cap_output_strerror(err));
-	} else {
-		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
-	}
-	free(out.buf);
+		err = put_profile(&b, out, caps, n);
 	builder_clear(&b);
+	return err;
+}
+
+int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o)
+{
+	struct pb p = { 0 };
+	FILE *out;
+	int err, fd;
+
+	err = build(&p, caps, n, o);
+	if (err) {
+		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
+		goto out;
+	}
+	fd = cap_create_output(path, false);
+	if (fd < 0) {
+		err = fd;
+		fprintf(stderr, "stkreport: %s: %s\n", path, cap_output_strerror(err));
+		goto out;
+	}
+	out = fdopen(fd, "w");
+	if (!out) {
+		err = -ENOMEM;
+		close(fd);
+	} else {
+		err = write_gz(out, p.buf, p.n);
+		if (fclose(out) && !err)
+			err = -EIO;
+	}
+	if (err) {
+		/* never a half-written profile */
+		unlink(path);
+		fprintf(stderr, "stkreport: %s: %s\n", path, cap_output_strerror(err));
+	}
+out:
+	free(p.buf);
+	return err;
+}
+
+int rep_pprof_emit(FILE *out, struct rep_capture **caps, int n, const struct rep_opts *o)
+{
+	struct pb p = { 0 };
+	int err = build(&p, caps, n, o);
+
+	if (err) {
+		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
+	} else {
+		err = write_gz(out, p.buf, p.n);
+		if (!err && fflush(out))
+			err = -EIO;
+	}
+	free(p.buf);
 	return err;
 }

@@ -374,32 +374,19 @@ static void write_frame(FILE *out, const struct svg *s, const struct snode *n, d
 	fputs("</text></g>\n", out);
 }
 
-static int svg_write(struct svg *s, const char *path, const char *title)
+/* The document of s, laid out already (layout()). Returns 0 or -EIO (a write error on out). */
+static int svg_write(const struct svg *s, FILE *out, const char *title)
 {
 	double height = (s->max_depth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD, max_delta = 0;
 	double total = (double)s->nodes[0].count;
-	FILE *out;
 	uint32_t i;
-	int err, fd;
 
-	err = layout(s);
-	if (err)
-		return err;
 	/* the root's change is the change of the totals: leave it out of the scale */
 	for (i = 1; i < s->n; i++) {
 		double d = (double)s->nodes[i].count - s->nodes[i].before;
 
 		if ((d < 0 ? -d : d) > max_delta)
 			max_delta = d < 0 ? -d : d;
-	}
-	fd = cap_create_output(path, false);
-	if (fd < 0)
-		return fd;
-	out = fdopen(fd, "w");
-	if (!out) {
-		err = -errno;
-		close(fd);
-		return err;
 	}
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -423,9 +410,84 @@ static int svg_write(struct svg *s, const char *path, const char *title)
 		if ((double)s->nodes[i].count / total * (IMG_W - 2 * XPAD) >= MIN_W)
 			write_frame(out, s, &s->nodes[i], height, max_delta);
 	fputs("</svg>\n", out);
-	err = ferror(out) ? -EIO : 0;
+	return ferror(out) ? -EIO : 0;
+}
+
+/* s to out: layout, then the document. 0, -ENOMEM or -EIO. */
+static int svg_to_stream(struct svg *s, FILE *out, const char *title)
+{
+	int err = layout(s);
+
+	if (!err)
+		err = svg_write(s, out, title);
+	if (!err && fflush(out))
+		err = -EIO;
+	return err;
+}
+
+/* s to a file created at path (cap_create_output()), only once the layout is done. */
+static int svg_to_file(struct svg *s, const char *path, const char *title)
+{
+	FILE *out;
+	int err, fd;
+
+	err = layout(s);
+	if (err)
+		return err;
+	fd = cap_create_output(path, false);
+	if (fd < 0)
+		return fd;
+	out = fdopen(fd, "w");
+	if (!out) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = svg_write(s, out, title);
 	if (fclose(out) && !err)
 		err = -errno;
+	return err;
+}
+
+/* The flame graph of the n captures merged: the model into m, its paths into s. */
+static int svg_flame(struct svg *s, const struct rep_capture *const *caps,
+		     const char *const *names, uint32_t n, const struct rep_opts *o,
+		     struct rep_model *m)
+{
+	struct rep_model_cfg cfg;
+	int err;
+
+	rep_model_cfg_for(&emit_folded, o, rep_capture_is_profile(caps[0]), &cfg);
+	err = rep_model__build_many(m, caps, names, n, o, &cfg);
+	if (!err)
+		err = svg_init(s, false);
+	if (!err)
+		err = svg_add_model(s, m, o, false, 1);
+	return err;
+}
+
+/* The differential flame graph into s (see the top of the file). */
+static int svg_diff(struct svg *s, const struct rep_model *before, const struct rep_model *after,
+		    const struct rep_opts *o, double factor)
+{
+	int err = svg_init(s, true);
+
+	if (!err)
+		err = svg_add_model(s, after, o, false, 1);
+	if (!err)
+		err = svg_add_model(s, before, o, true, factor);
+	return err;
+}
+
+int emit_svg(FILE *out, const struct rep_capture *const *caps, const char *const *names,
+	     uint32_t n, const struct rep_opts *o, struct rep_model *m)
+{
+	struct svg s = { 0 };
+	int err = svg_flame(&s, caps, names, n, o, m);
+
+	if (!err)
+		err = svg_to_stream(&s, out, "Flame Graph");
+	svg_clear(&s);
 	return err;
 }
 
@@ -433,19 +495,23 @@ int emit_svg_file(const char *path, const struct rep_capture *const *caps,
 		  const char *const *names, uint32_t n, const struct rep_opts *o,
 		  struct rep_model *m)
 {
-	struct rep_model_cfg cfg;
-	struct svg s;
-	int err;
+	struct svg s = { 0 };
+	int err = svg_flame(&s, caps, names, n, o, m);
 
-	rep_model_cfg_for(&emit_folded, o, rep_capture_is_profile(caps[0]), &cfg);
-	err = rep_model__build_many(m, caps, names, n, o, &cfg);
 	if (!err)
-		err = svg_init(&s, false);
-	if (err)
-		return err;
-	err = svg_add_model(&s, m, o, false, 1);
+		err = svg_to_file(&s, path, "Flame Graph");
+	svg_clear(&s);
+	return err;
+}
+
+int emit_svg_diff(FILE *out, const struct rep_model *before, const struct rep_model *after,
+		  const struct rep_opts *o, double factor)
+{
+	struct svg s = { 0 };
+	int err = svg_diff(&s, before, after, o, factor);
+
 	if (!err)
-		err = svg_write(&s, path, "Flame Graph");
+		err = svg_to_stream(&s, out, "Differential Flame Graph");
 	svg_clear(&s);
 	return err;
 }
@@ -453,15 +519,11 @@ int emit_svg_file(const char *path, const struct rep_capture *const *caps,
 int emit_svg_diff_file(const char *path, const struct rep_model *before,
 		       const struct rep_model *after, const struct rep_opts *o, double factor)
 {
-	struct svg s;
-	int err = svg_init(&s, true);
+	struct svg s = { 0 };
+	int err = svg_diff(&s, before, after, o, factor);
 
 	if (!err)
-		err = svg_add_model(&s, after, o, false, 1);
-	if (!err)
-		err = svg_add_model(&s, before, o, true, factor);
-	if (!err)
-		err = svg_write(&s, path, "Differential Flame Graph");
+		err = svg_to_file(&s, path, "Differential Flame Graph");
 	svg_clear(&s);
 	return err;
 }

@@ -468,16 +468,27 @@ const struct rep_frame_info *rep_resolver__info(const struct rep_resolver *r, ui
 
 /*
  * Load caps (named names[i] in the captures table) into SQLite (docs/sql.md), write
- * o->sqlite_out when set, and run o->sql when set, printing its result on stdout as a table,
- * o->csv or o->json. Errors are printed (`stkreport: --sql: ...`). Returns 0 or a negative errno.
+ * o->sqlite_out when set, and run o->sql when set, printing its result on out (stkreport:
+ * stdout) as a table, o->csv or o->json. Errors are printed on stderr (`stkreport: --sql: ...`).
+ * Returns 0 or a negative errno.
  */
-int rep_sql_run(struct rep_capture **caps, const char **names, int n, const struct rep_opts *o);
+int rep_sql_run(FILE *out, struct rep_capture **caps, const char **names, int n,
+		const struct rep_opts *o);
+/*
+ * The same with nq queries over one load: the database is built (and written to
+ * qs[0]->sqlite_out) with qs[0]'s options, then each qs[i]->sql printed as qs[i] says. For the
+ * fuzzer: creating the schema takes longer than loading a small capture.
+ */
+int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, int n,
+		     const struct rep_opts *const *qs, int nq);
 
 /*
  * Write caps as one pprof profile (profile.proto, gzipped) to path. Errors are printed.
  * Returns 0 or a negative errno.
  */
 int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o);
+/* The same profile, gzipped, written to out (flushed). Build errors are printed, not -EIO. */
+int rep_pprof_emit(FILE *out, struct rep_capture **caps, int n, const struct rep_opts *o);
 
 /* ---- run ----------------------------------------------------------------------------------- */
 
@@ -501,12 +512,16 @@ void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_captur
 
 /*
  * --svg (emit_svg.c): an interactive flame graph of the n captures merged, written to path
- * (with --by, one tower per group). The model is built into m (cleared by the caller).
- * Returns 0 or a negative errno (not printed).
+ * (with --by, one tower per group), created with cap_create_output() once the graph is laid
+ * out. The model is built into m (cleared by the caller). Returns 0 or a negative errno (not
+ * printed).
  */
 int emit_svg_file(const char *path, const struct rep_capture *const *caps,
 		  const char *const *names, uint32_t n, const struct rep_opts *o,
 		  struct rep_model *m);
+/* The same document written to out (flushed): -EIO on a write error. */
+int emit_svg(FILE *out, const struct rep_capture *const *caps, const char *const *names,
+	     uint32_t n, const struct rep_opts *o, struct rep_model *m);
 
 /*
  * --diff (diff.c): caps[0] BEFORE, caps[1] AFTER. Prints `stack before after` lines on stdout
@@ -515,6 +530,12 @@ int emit_svg_file(const char *path, const struct rep_capture *const *caps,
  */
 int rep_diff_run(struct rep_capture **caps, const char **names, const struct rep_opts *o,
 		 struct rep_model *m);
+/*
+ * The same with its outputs given: the lines, or with o->svg_out (only tested for NULL: no file
+ * is written) the differential flame graph, on out; warnings, the shares and errors on msgs.
+ */
+int rep_diff_write(FILE *out, FILE *msgs, struct rep_capture **caps, const char **names,
+		   const struct rep_opts *o, struct rep_model *m);
 /* --normalize: the factor BEFORE's counts are multiplied by (diff.c explains the formula). */
 double rep_diff_factor(const struct rep_capture *before, const struct rep_capture *after);
 /*
@@ -523,12 +544,27 @@ double rep_diff_factor(const struct rep_capture *before, const struct rep_captur
  */
 int emit_svg_diff_file(const char *path, const struct rep_model *before,
 		       const struct rep_model *after, const struct rep_opts *o, double factor);
+/* The same document written to out (flushed): -EIO on a write error. */
+int emit_svg_diff(FILE *out, const struct rep_model *before, const struct rep_model *after,
+		  const struct rep_opts *o, double factor);
+
+/* What rep_fuzz_one() runs. */
+enum rep_fuzz_what {
+	REP_FUZZ_EMITTERS = 1 << 0,	/* every emitter under several option sets, the summary */
+	REP_FUZZ_OUTPUTS = 1 << 1,	/* --diff (lines, shares, SVG), --svg, --pprof */
+	REP_FUZZ_SQL = 1 << 2,		/* the --sql loader and a query per printer: a few ms
+					 * per input even when empty (SQLite parses the schema) */
+	REP_FUZZ_ALL = REP_FUZZ_EMITTERS | REP_FUZZ_OUTPUTS | REP_FUZZ_SQL,
+};
 
 /*
- * Fuzzing entry: load a capture from memory and run every emitter under several option sets,
- * plus the summary, into sink. Never opens object files. Returns 0 or -ENOMEM.
+ * Fuzzing entry: load a capture from memory and run what `what` (enum rep_fuzz_what) says on it,
+ * and on it with a prefix of itself (its setup and first interval) where two captures go in,
+ * printing everything (files included) into sink. Never opens object files, never creates a
+ * file. Returns 0 or a negative errno: -ENOMEM, -EIO when sink fails, else an error that is a
+ * bug (a fixed query failed, a loader error).
  */
-int rep_fuzz_one(const void *buf, size_t len, FILE *sink);
+int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what);
 
 /* The whole of stkreport after option parsing. Returns 0 or a negative errno (already printed). */
 int rep_run(const struct rep_opts *o);

@@ -167,7 +167,7 @@ int rep_run(const struct rep_opts *opts)
 		goto out;
 	refused_at_load = memory.refused;
 	if (o->sql || o->sqlite_out)
-		err = rep_sql_run(caps, o->inputs, o->ninputs, o);
+		err = rep_sql_run(stdout, caps, o->inputs, o->ninputs, o);
 	else if (o->pprof_out)
 		err = rep_pprof_write(o->pprof_out, caps, o->ninputs, o);
 	else if (o->diff)
@@ -205,7 +205,116 @@ out:
 	return err;
 }
 
-int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
+/* SQL the fuzzer runs: views over every table, names and comms in the three printers. */
+static const char fuzz_sql_table[] =
+	"SELECT function, kernel, self, total FROM functions ORDER BY total DESC, function, kernel";
+static const char fuzz_sql_csv[] =
+	"SELECT 'meta' AS t, capture AS c, key AS a, value AS b FROM meta"
+	" UNION ALL SELECT 'probe', capture, kind, spec FROM probes"
+	" UNION ALL SELECT 'process', capture, comm, exe FROM processes"
+	" UNION ALL SELECT 'object', NULL, build_id, path FROM objects"
+	" UNION ALL SELECT 'caller', capture, function, caller FROM callers"
+	" UNION ALL SELECT 'loss', capture, kind, count FROM losses"
+	" UNION ALL SELECT 'interval', capture, seq, count FROM intervals";
+static const char fuzz_sql_json[] =
+	"SELECT c.state, c.format, c.duration_ns, s.*, s.count / 3.0 AS third, f.symbol, f.offset,"
+	" f.file, f.line, f.reason FROM samples s JOIN captures c ON c.id = s.capture"
+	" LEFT JOIN frames f ON f.stack = coalesce(s.kstack, s.ustack) AND f.depth = 0"
+	" ORDER BY s.id";
+
+/*
+ * The outputs that are no emitter (rep_run()'s other branches), on c and on other (a prefix of
+ * the same bytes: a related capture with less in it): --diff both ways with its SVG, --svg alone
+ * and merged, --pprof alone and merged, --sql's loader with each printer. Files become sink.
+ */
+static int fuzz_outputs(struct rep_capture *c, struct rep_capture *other, FILE *sink,
+			unsigned int what, struct cap_budget *memory)
+{
+	static const struct rep_opts sql[] = {
+		{ .input = "fuzz", .no_objects = true, .sql = fuzz_sql_table },
+		{ .input = "fuzz", .no_objects = true, .sql = fuzz_sql_csv, .csv = true },
+		{ .input = "fuzz", .no_objects = true, .sql = fuzz_sql_json, .json = true },
+	};
+	static const struct rep_opts *const queries[] = { &sql[0], &sql[1], &sql[2] };
+	struct rep_capture *pair[2] = { other, c };
+	const char *names[2] = { "fuzz-before", "fuzz" };
+	struct rep_opts o;
+	int err = 0, i;
+
+	/*
+	 * --diff: a differential flame graph of c against itself (no change), the lines and shares
+	 * of what grew (normalized: scaled by the two durations; -d -a --by pid), a flame graph of
+	 * what shrank (-U)
+	 */
+	for (i = 0; i < 3 && !err && (what & REP_FUZZ_OUTPUTS); i++) {
+		struct rep_capture *before_after[3][2] = { { c, c }, { other, c }, { c, other } };
+		struct rep_model m = { 0 };
+
+		o = (struct rep_opts){ .input = "fuzz", .no_objects = true, .diff = true,
+				       .svg_out = i != 1 ? "-" : NULL, .memory = memory };
+		if (i == 1) {
+			o.normalize = o.delimited = o.annotations = true;
+			o.by = REP_BY_PID;
+		} else if (i == 2) {
+			o.user_only = true;
+		}
+		err = rep_diff_write(sink, sink, before_after[i], names, &o, &m);
+		rep_model__clear(&m);
+	}
+	/* --svg: one capture with -U and --max-depth, two merged with --by capture */
+	for (i = 0; i < 2 && !err && (what & REP_FUZZ_OUTPUTS); i++) {
+		struct rep_model m = { 0 };
+
+		o = (struct rep_opts){ .input = "fuzz", .no_objects = true, .svg_out = "-",
+				       .memory = memory };
+		if (i == 0) {
+			o.user_only = true;
+			o.max_depth = 3;
+		} else {
+			o.by = REP_BY_CAPTURE;
+		}
+		err = emit_svg(sink, (const struct rep_capture *const *)(i ? pair : &c), names,
+			       i ? 2 : 1, &o, &m);
+		rep_model__clear(&m);
+	}
+	/* --pprof: one capture; two merged, kernel stacks only */
+	o = (struct rep_opts){ .input = "fuzz", .no_objects = true, .pprof_out = "-",
+			       .memory = memory };
+	if (!err && (what & REP_FUZZ_OUTPUTS))
+		err = rep_pprof_emit(sink, &c, 1, &o);
+	o.kernel_only = true;
+	if (!err && (what & REP_FUZZ_OUTPUTS))
+		err = rep_pprof_emit(sink, pair, 2, &o);
+	/* --sql: both captures loaded, then one query per printer (table, CSV, JSON) */
+	if (!err && (what & REP_FUZZ_SQL))
+		err = rep_sql_run_many(sink, pair, names, 2, queries, 3);
+	return err;
+}
+
+/*
+ * Where to cut the fuzz input for a second capture to diff and merge with the whole one: after
+ * its first interval (or event chunk), so that the two differ in rows and duration; else at
+ * half. Never inside the file header, so that the cut capture loads whenever the whole one did.
+ */
+static size_t fuzz_cut(const void *buf, size_t len)
+{
+	struct cap_reader *r = cap_reader__open_mem(buf, len);
+	struct cap_chunk ch;
+	size_t cut = len / 2;
+	bool after_interval = false;
+
+	while (r && cap_reader__next(r, &ch) == 1) {
+		if (after_interval) {
+			cut = ch.offset;
+			break;
+		}
+		after_interval = ch.type == CAP_CHUNK_INTERVAL || ch.type == CAP_CHUNK_EVENTS;
+	}
+	cap_reader__close(r);
+	return cut > 16 ? cut : 16;	/* format.md 2: the 16-byte file header */
+}
+
+int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what)
 {
 	/* option sets that together reach every branch of every emitter */
 	static const struct rep_opts variants[] = {
@@ -220,14 +329,15 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
 	/* libFuzzer runs with -malloc_limit_mb=512: the budget must fail first */
 	struct cap_budget memory = { .limit = 256u << 20 };
 	const struct emitter *const *e;
-	struct rep_capture *c;
+	struct rep_capture *c, *other = NULL;
 	unsigned int i;
 	int err = 0;
 
 	c = rep_capture__load_mem(buf, len, &memory);
 	if (!c)
 		return errno == ENOMEM ? -ENOMEM : 0;
-	for (i = 0; i < sizeof(variants) / sizeof(variants[0]) && !err; i++) {
+	for (i = 0; i < sizeof(variants) / sizeof(variants[0]) && !err &&
+		    (what & REP_FUZZ_EMITTERS); i++) {
 		struct rep_opts o = variants[i];
 
 		o.input = "fuzz";
@@ -246,6 +356,14 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink)
 			rep_model__clear(&m);
 		}
 	}
+	if (!err && (what & (REP_FUZZ_OUTPUTS | REP_FUZZ_SQL))) {
+		other = rep_capture__load_mem(buf, fuzz_cut(buf, len), &memory);
+		if (!other)
+			err = errno == ENOMEM ? -ENOMEM : 0;
+	}
+	if (!err && other)
+		err = fuzz_outputs(c, other, sink, what, &memory);
+	rep_capture__free(other);
 	rep_capture__free(c);
-	return err == -EIO ? 0 : err;
+	return err;
 }

@@ -53,7 +53,13 @@ static const char schema[] =
 	"CREATE TABLE stack_functions (stack INTEGER, function TEXT, kernel INTEGER,"
 	" PRIMARY KEY (stack, function, kernel)) WITHOUT ROWID;\n";
 
-/* After the rows: derived tables, indexes for the documented queries, views. */
+/*
+ * After the rows: derived tables, indexes for the documented queries, views.
+ *
+ * The views add counts with CAST(total(x) AS INTEGER), not sum(x): counts go up to 2^63-1
+ * (docs/sql.md), and sum() fails the whole query ("integer overflow") when two of them add past
+ * it. total() adds in doubles (exact below 2^53) and the cast holds a sum past 2^63-1 there.
+ */
 static const char finish_sql[] =
 	"CREATE INDEX samples_interval ON samples (capture, interval);\n"
 	"CREATE INDEX samples_kstack ON samples (kstack);\n"
@@ -63,28 +69,32 @@ static const char finish_sql[] =
 	"CREATE INDEX processes_pid ON processes (capture, pid);\n"
 	/* self: the leaf of the sample (kernel leaf when it has a kernel stack) */
 	"CREATE VIEW function_self AS SELECT st.capture AS capture,"
-	" coalesce(f.symbol, '[unknown]') AS function, f.kernel AS kernel, sum(l.n) AS self FROM"
-	" (SELECT coalesce(kstack, ustack) AS stack, sum(count) AS n FROM samples"
+	" coalesce(f.symbol, '[unknown]') AS function, f.kernel AS kernel,"
+	" CAST(total(l.n) AS INTEGER) AS self FROM"
+	" (SELECT coalesce(kstack, ustack) AS stack, CAST(total(count) AS INTEGER) AS n"
+	"  FROM samples"
 	"  WHERE coalesce(kstack, ustack) IS NOT NULL GROUP BY 1) l"
 	" JOIN frames f ON f.stack = l.stack AND f.depth = 0 JOIN stacks st ON st.id = l.stack"
 	" GROUP BY 1, 2, 3;\n"
 	/* total: once per sample whatever the recursion (stack_functions is distinct per stack,
 	 * and kernel and user functions are told apart by the kernel column) */
 	"CREATE VIEW function_total AS SELECT sc.capture AS capture, sf.function AS function,"
-	" sf.kernel AS kernel, sum(sc.count) AS total FROM stack_counts sc"
+	" sf.kernel AS kernel, CAST(total(sc.count) AS INTEGER) AS total FROM stack_counts sc"
 	" JOIN stack_functions sf ON sf.stack = sc.stack GROUP BY 1, 2, 3;\n"
 	"CREATE VIEW functions AS SELECT t.capture AS capture, t.function AS function,"
 	" t.kernel AS kernel, coalesce(s.self, 0) AS self, t.total AS total FROM function_total t"
 	" LEFT JOIN function_self s ON s.capture = t.capture AND s.function = t.function"
 	" AND s.kernel = t.kernel;\n"
-	"CREATE VIEW process_totals AS SELECT capture, pid, comm, sum(count) AS count,"
-	" count(*) AS rows FROM samples GROUP BY capture, pid, comm;\n"
+	"CREATE VIEW process_totals AS SELECT capture, pid, comm,"
+	" CAST(total(count) AS INTEGER) AS count, count(*) AS rows FROM samples"
+	" GROUP BY capture, pid, comm;\n"
 	"CREATE VIEW function_intervals AS"
 	" SELECT s.capture AS capture, s.interval AS interval, sf.function AS function,"
-	" sf.kernel AS kernel, sum(s.count) AS count FROM samples s"
+	" sf.kernel AS kernel, CAST(total(s.count) AS INTEGER) AS count FROM samples s"
 	" JOIN stack_functions sf ON sf.stack = s.kstack GROUP BY 1, 2, 3, 4"
-	" UNION ALL SELECT s.capture, s.interval, sf.function, sf.kernel, sum(s.count)"
-	" FROM samples s JOIN stack_functions sf ON sf.stack = s.ustack GROUP BY 1, 2, 3, 4;\n"
+	" UNION ALL SELECT s.capture, s.interval, sf.function, sf.kernel,"
+	" CAST(total(s.count) AS INTEGER) FROM samples s"
+	" JOIN stack_functions sf ON sf.stack = s.ustack GROUP BY 1, 2, 3, 4;\n"
 	/* caller = the next frame outwards in the same stack (kernel stacks end at the syscall
 	 * entry: their callers in user space are not linked) */
 	/* per-event captures (stkrec --snoop): one row per event, in time order */
@@ -92,7 +102,8 @@ static const char finish_sql[] =
 	" kstack, ustack FROM samples WHERE ts_ns IS NOT NULL;\n"
 	"CREATE VIEW callers AS SELECT sc.capture AS capture,"
 	" coalesce(callee.symbol, '[unknown]') AS function, callee.kernel AS kernel,"
-	" coalesce(caller.symbol, '[unknown]') AS caller, sum(sc.count) AS count FROM frames callee"
+	" coalesce(caller.symbol, '[unknown]') AS caller, CAST(total(sc.count) AS INTEGER) AS count"
+	" FROM frames callee"
 	" JOIN frames caller ON caller.stack = callee.stack AND caller.depth = callee.depth + 1"
 	" JOIN stack_counts sc ON sc.stack = callee.stack GROUP BY 1, 2, 3, 4;\n";
 
@@ -1291,28 +1302,26 @@ static int only_one(sqlite3 *db, const char *tail, struct guard *g)
 	return -EINVAL;
 }
 
-static int run_query(sqlite3 *db, const struct rep_opts *o)
+/* o->sql on a database locked down with g (lock_down()), its result on out. */
+static int run_query(FILE *out, sqlite3 *db, struct guard *g, const struct rep_opts *o)
 {
-	struct guard g = { "" };
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;
 	int rc, err;
 
-	err = lock_down(db, &g);
-	if (err)
-		return err;
+	g->refused[0] = 0;
 	rc = sqlite3_prepare_v2(db, o->sql, -1, &s, &tail);
 	if (rc != SQLITE_OK)
-		return query_error(db, rc, &g);
+		return query_error(db, rc, g);
 	if (!s) {
 		fprintf(stderr, "stkreport: --sql: empty query\n");
 		return -EINVAL;
 	}
-	err = only_one(db, tail, &g);
+	err = only_one(db, tail, g);
 	if (err)
 		goto out;
-	err = run_rows(stdout, db, s, o, &g);
-	if (!err && (fflush(stdout) || ferror(stdout))) {
+	err = run_rows(out, db, s, o, g);
+	if (!err && (fflush(out) || ferror(out))) {
 		fprintf(stderr, "stkreport: standard output: %s\n", strerror(errno ? errno : EIO));
 		err = -EIO;
 	}
@@ -1321,16 +1330,21 @@ out:
 	return err;
 }
 
-int rep_sql_run(struct rep_capture **caps, const char **names, int n, const struct rep_opts *o)
+int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, int n,
+		     const struct rep_opts *const *qs, int nq)
 {
+	const struct rep_opts *o = qs[0];
+	struct guard g = { "" };
+	bool locked = false;
 	sqlite3 *db = NULL;
-	int err;
+	int err, i;
 
 	/* one thread: no mutexes */
 	if (sqlite3_open_v2(":memory:", &db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
-		fprintf(stderr, "stkreport: --sql: %s\n", db ? sqlite3_errmsg(db) : "out of memory");
+		fprintf(stderr, "stkreport: --sql: %s\n",
+			db ? sqlite3_errmsg(db) : "out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
@@ -1340,9 +1354,24 @@ int rep_sql_run(struct rep_capture **caps, const char **names, int n, const stru
 	err = load(db, caps, names, n, o);
 	if (!err && o->sqlite_out)
 		err = write_db(db, o->sqlite_out);
-	if (!err && o->sql)
-		err = run_query(db, o);
+	for (i = 0; i < nq && !err; i++) {
+		if (!qs[i]->sql)
+			continue;
+		/* once: the authorizer stays, and would refuse lock_down()'s own pragmas */
+		if (!locked) {
+			err = lock_down(db, &g);
+			locked = true;
+		}
+		if (!err)
+			err = run_query(out, db, &g, qs[i]);
+	}
 out:
 	sqlite3_close(db);
 	return err;
+}
+
+int rep_sql_run(FILE *out, struct rep_capture **caps, const char **names, int n,
+		const struct rep_opts *o)
+{
+	return rep_sql_run_many(out, caps, names, n, &o, 1);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_reader: bytes -> cap_reader__open_mem() -> every chunk -> cap_record__decode(), then
- * stkreport's loader and every emitter (rep_fuzz_one()); or bytes -> cap_record__decode()
- * directly (see LLVMFuzzerTestOneInput). No crash, leak, hang or unbounded allocation may come
- * out of any input.
+ * stkreport's loader and every output that reads a capture (rep_fuzz_one(): every emitter, the
+ * summary, --diff, --svg, --pprof, the --sql loader and printers); or bytes ->
+ * cap_record__decode() directly (see LLVMFuzzerTestOneInput). No crash, leak, hang or unbounded
+ * allocation may come out of any input.
  *
  * Built two ways:
  *   -DSTK_LIBFUZZER, clang -fsanitize=fuzzer,address: a libFuzzer target (docs/format.md 7)
@@ -112,6 +113,34 @@ static FILE *report_sink(void)
 	return f;
 }
 
+/*
+ * stkreport's outputs on a capture. -ENOMEM answers a hostile size; any other error is a bug
+ * (one of rep_fuzz_one()'s fixed queries failed, a write to /dev/null failed): abort, so that
+ * libFuzzer keeps the input and the corpus replay fails.
+ */
+static const char *replaying;	/* the file being replayed (plain driver), or NULL */
+
+/*
+ * The SQL loader only up to this size: SQLite spends ~3 ms a capture on its schema alone, and on
+ * larger captures about as long as every other output together (mkbig's 2,000 rows, 42 KB:
+ * 0.5 s of 1.3 s). The corpus (2 KB at most) and libFuzzer's inputs (4096 bytes unless
+ * -max_len says otherwise) stay under it.
+ */
+#define FUZZ_SQL_MAX (32u << 10)
+
+static void report_one(const uint8_t *data, size_t size)
+{
+	unsigned int what = size <= FUZZ_SQL_MAX ? REP_FUZZ_ALL : REP_FUZZ_ALL & ~REP_FUZZ_SQL;
+	int err = rep_fuzz_one(data, size, report_sink(), what);
+
+	if (err && err != -ENOMEM) {
+		fflush(stdout);
+		fprintf(stderr, "fuzz_reader: %s: stkreport's outputs failed: %s\n",
+			replaying ? replaying : "input", strerror(-err));
+		abort();
+	}
+}
+
 static uint64_t decode_and_walk(const struct cap_chunk *ch)
 {
 	struct cap_record *rec;
@@ -145,9 +174,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += decode_and_walk(&ch);
 		sink += cap_reader__chunk_index(r) + cap_reader__offset(r);
 		cap_reader__close(r);
-		/* and stkreport on it: load, symbolize (no object files), every emitter, summary */
+		/* and stkreport on it: load, symbolize (no object files), every output */
 		if (report_sink())
-			sink += rep_fuzz_one(data, size, report_sink());
+			report_one(data, size);
 	} else if (size >= 1) {
 		/*
 		 * Byte 0 modulo the number of types, plus 1: 0..8 kept the meaning they had
@@ -165,7 +194,83 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef STK_LIBFUZZER
+#ifdef STK_LIBFUZZER
+#include <lz4frame.h>
+
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+#define MUT_MAX_CHUNKS 256
+#define MUT_MAX_RAW (1u << 20)	/* a larger chunk is left to libFuzzer's own mutations */
+
+/*
+ * Mutate the decompressed payload of one chunk of a capture (format.md 3.1), then compress it
+ * again and fix the chunk header (raw_len, stored_len, crc): the result still passes the
+ * checksums, so mutations reach the record decoders in context, the loader and every output
+ * instead of stopping at the first damaged chunk. Returns the new size, or 0 when the input is
+ * no capture with such a chunk (the caller mutates the bytes instead).
+ */
+static size_t mutate_chunk(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	/* a frame is at most its content + 1/256 + a header: LZ4F_compressFrameBound() */
+	static uint8_t raw[MUT_MAX_RAW], frame[MUT_MAX_RAW + (MUT_MAX_RAW >> 8) + 4096];
+	size_t offs[MUT_MAX_CHUNKS], n = 0, off = 16, in, out, len, stored, tail;
+	LZ4F_preferences_t prefs = { 0 };
+	LZ4F_dctx *dctx = NULL;
+	uint32_t crc;
+	size_t ret;
+
+	/* format.md 2 and 3.1: a 16-byte file header, then chunks of a 24-byte header + payload */
+	while (off + 24 <= size && n < MUT_MAX_CHUNKS && !memcmp(data + off, "CHNK", 4)) {
+		stored = data[off + 16] | data[off + 17] << 8 | data[off + 18] << 16 |
+			 (size_t)data[off + 19] << 24;
+		if (stored > size - off - 24)
+			break;
+		offs[n++] = off;
+		off += 24 + stored;
+	}
+	if (!n)
+		return 0;
+	off = offs[seed % n];
+	stored = data[off + 16] | data[off + 17] << 8 | data[off + 18] << 16 |
+		 (size_t)data[off + 19] << 24;
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+		return 0;
+	in = stored;
+	out = sizeof(raw);
+	ret = LZ4F_decompress(dctx, raw, &out, data + off + 24, &in, NULL);
+	LZ4F_freeDecompressionContext(dctx);
+	if (LZ4F_isError(ret) || ret != 0)
+		return 0;	/* not one whole frame, or larger than raw[] */
+	len = LLVMFuzzerMutate(raw, out, sizeof(raw));
+	prefs.frameInfo.contentSize = len;
+	ret = LZ4F_compressFrame(frame, sizeof(frame), raw, len, &prefs);
+	if (LZ4F_isError(ret))
+		return 0;
+	tail = size - (off + 24 + stored);
+	if (off + 24 + ret + tail > max_size)
+		return 0;
+	memmove(data + off + 24 + ret, data + off + 24 + stored, tail);
+	memcpy(data + off + 24, frame, ret);
+	data[off + 12] = len, data[off + 13] = len >> 8, data[off + 14] = len >> 16;
+	data[off + 15] = len >> 24;
+	data[off + 16] = ret, data[off + 17] = ret >> 8, data[off + 18] = ret >> 16;
+	data[off + 19] = ret >> 24;
+	crc = cap_crc32c(cap_crc32c(0, data + off, 20), data + off + 24, ret);
+	data[off + 20] = crc, data[off + 21] = crc >> 8, data[off + 22] = crc >> 16;
+	data[off + 23] = crc >> 24;
+	return off + 24 + ret + tail;
+}
+
+/* Captures: three times in four one chunk's content (mutate_chunk()), else the bytes. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	size_t n = 0;
+
+	if (size >= 6 && !memcmp(data, "STKCAP", 6) && seed % 4)
+		n = mutate_chunk(data, size, max_size, seed / 4);
+	return n ? n : LLVMFuzzerMutate(data, size, max_size);
+}
+#else
 static int replay_file(const char *path)
 {
 	uint8_t *buf = NULL;
@@ -184,7 +289,9 @@ static int replay_file(const char *path)
 		err = buf ? EIO : ENOMEM;
 		goto out;
 	}
+	replaying = path;
 	LLVMFuzzerTestOneInput(buf, (size_t)st.st_size);
+	replaying = NULL;
 	printf("ok fuzz %s\n", path);
 out:
 	if (err)

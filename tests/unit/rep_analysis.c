@@ -3,7 +3,7 @@
  * rep_analysis.c: issue 3's pieces of the model, one behaviour per check: frame texts (inlined,
  * -l, -s, -v, -a), JSON string escaping, --time bounds on each clock (relative, wall, time of day;
  * intervals by overlap, events by timestamp), --pid/--comm/--probe rows, --grep and --max-depth
- * on a built model, --by groups in display order, and the --normalize factor.
+ * on a built model, --by groups in display order, and the --normalize factor (held at 2^64-1).
  */
 #include <errno.h>
 #include <limits.h>
@@ -428,6 +428,59 @@ static void test_diff_factor(void)
 	T_CHECK("test_rep_diff_factor_count", f == 0.25, "got %f", f);
 }
 
+/*
+ * --diff --normalize where BEFORE lasted 1 ns and AFTER 2^62 ns: the factor (4.6e18) times 40
+ * is past 2^64, and the count is held at 2^64-1 (converting the double printed 0). BEFORE is
+ * the corpus capture cut after its first interval, before its closing record.
+ */
+static void test_diff_factor_held(void)
+{
+	static const char path[] = "tests/fuzz/corpus/diff-normalize-huge-factor.stk";
+	struct rep_capture *caps[2] = { NULL, NULL };
+	const char *names[2] = { "before", "after" };
+	struct rep_opts o = { .diff = true, .normalize = true, .quiet = true, .no_objects = true };
+	struct rep_model m = { 0 };
+	struct cap_reader *r = NULL;
+	struct cap_chunk ch;
+	char *text = NULL;
+	size_t textlen = 0;
+	uint8_t buf[4096];
+	size_t len = 0, cut = 0;
+	bool after_interval = false;
+	FILE *f = fopen(path, "rb"), *out = open_memstream(&text, &textlen);
+
+	if (f) {
+		len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		r = cap_reader__open_mem(buf, len);
+	}
+	while (r && cap_reader__next(r, &ch) == 1 && !cut) {
+		if (after_interval)
+			cut = ch.offset;
+		after_interval = ch.type == CAP_CHUNK_INTERVAL;
+	}
+	cap_reader__close(r);
+	if (cut) {
+		caps[0] = rep_capture__load_mem(buf, cut, NULL);
+		caps[1] = rep_capture__load_mem(buf, len, NULL);
+	}
+	if (T_CHECK("test_rep_diff_factor_held_setup", out && caps[0] && caps[1],
+		    "cannot read %s", path))
+		T_EQ_INT("test_rep_diff_factor_held_run", 0,
+			 rep_diff_write(out, out, caps, names, &o, &m));
+	if (out)
+		fclose(out);
+	/* no object files here: the user frames are [unknown] */
+	T_CHECK("test_rep_diff_factor_held",
+		text && strstr(text, "burner-pie;[unknown];[unknown];[unknown];[unknown] "
+				     "18446744073709551615 40\n"),
+		"got:\n%s", text ? text : "");
+	rep_model__clear(&m);
+	rep_capture__free(caps[0]);
+	rep_capture__free(caps[1]);
+	free(text);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -439,5 +492,6 @@ int main(void)
 	test_model_by();
 	test_model_inlines();
 	test_diff_factor();
+	test_diff_factor_held();
 	T_EXIT();
 }
