@@ -179,7 +179,7 @@ test:
 
 test-build:
 	$(Q)$(MAKE) --no-print-directory check-bins workloads
-	$(Q)$(MAKE) --no-print-directory SAN=address,undefined check-bins workloads
+	$(Q)$(MAKE) --no-print-directory SAN=address,undefined,float-cast-overflow check-bins workloads
 
 demo:
 	$(Q)scripts/install-deps
