@@ -26,7 +26,7 @@
 
 #include "report.h"
 
-#define IMG_W 1200.0
+#define DEFAULT_W 1200.0	/* flamegraph.pl's --width */
 #define XPAD 10.0
 #define FRAME_H 16.0
 #define TOP_PAD 50.0	/* title and controls */
@@ -52,6 +52,9 @@ struct svg {
 	struct rep_strtab names;
 	bool diff;
 	uint32_t max_depth;
+	double width;		/* --width (pixels) */
+	bool inverted;		/* --inverted: icicle graph, the root on top */
+	const char *title;	/* --title, or NULL: the default of the kind */
 };
 
 struct child_key {
@@ -98,12 +101,15 @@ static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem
 	return s->n++;
 }
 
-static int svg_init(struct svg *s, bool diff)
+static int svg_init(struct svg *s, bool diff, const struct rep_opts *o)
 {
 	int64_t name;
 
 	memset(s, 0, sizeof(*s));
 	s->diff = diff;
+	s->width = o->svg_width ? o->svg_width : DEFAULT_W;
+	s->inverted = o->svg_inverted;
+	s->title = o->svg_title;
 	s->nodes = calloc(256, sizeof(*s->nodes));
 	name = rep_strtab__intern(&s->names, "all");
 	if (!s->nodes || name < 0)
@@ -300,10 +306,12 @@ static const char script[] =
 	"  zoomed = null;\n"
 	"  unzoom.style.opacity = 0;\n"
 	"}\n"
-	"function search() {\n"
+	"function ask() {\n"
 	"  var term = prompt('Search frames (regular expression), empty to clear', '');\n"
+	"  if (term !== null) search(term);\n"
+	"}\n"
+	"function search(term) {\n"
 	"  var re, spans = [], covered = 0, end = -1;\n"
-	"  if (term === null) return;\n"
 	"  try { re = new RegExp(term); } catch (e) { alert(e.message); return; }\n"
 	"  frames.forEach(function (f) {\n"
 	"    var r = f.querySelector('rect');\n"
@@ -337,7 +345,16 @@ static const char script[] =
 	"    f.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
 	"  });\n"
 	"  unzoom.addEventListener('click', resetZoom);\n"
-	"  document.getElementById('search').addEventListener('click', search);\n"
+	"  document.getElementById('search').addEventListener('click', ask);\n"
+	"  /* Ctrl-F (Cmd-F) searches frames, as in flamegraph.pl; ?s=REGEX searches on load */\n"
+	"  window.addEventListener('keydown', function (e) {\n"
+	"    if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F')) {\n"
+	"      e.preventDefault();\n"
+	"      ask();\n"
+	"    }\n"
+	"  });\n"
+	"  var q = new URLSearchParams(window.location.search).get('s');\n"
+	"  if (q) search(q);\n"
 	"}\n"
 	"window.addEventListener('load', init);\n"
 	"]]></script>\n";
@@ -347,9 +364,10 @@ static void write_frame(FILE *out, const struct svg *s, const struct snode *n, d
 {
 	const char *name = rep_strtab__str(&s->names, n->name);
 	double total = (double)s->nodes[0].count;
-	double x = XPAD + (double)n->start / total * (IMG_W - 2 * XPAD);
-	double w = (double)n->count / total * (IMG_W - 2 * XPAD);
-	double y = height - BOTTOM_PAD - (n->depth + 1) * FRAME_H;
+	double x = XPAD + (double)n->start / total * (s->width - 2 * XPAD);
+	double w = (double)n->count / total * (s->width - 2 * XPAD);
+	double y = s->inverted ? TOP_PAD + n->depth * FRAME_H :
+				 height - BOTTOM_PAD - (n->depth + 1) * FRAME_H;
 	long room = (long)((w - 6) / CHAR_W);
 	size_t len = strlen(name);
 	char fill[32];
@@ -390,24 +408,26 @@ static int svg_write(const struct svg *s, FILE *out, const char *title)
 	}
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		"xmlns=\"http://www.w3.org/2000/svg\">\n", IMG_W, height, IMG_W, height);
-	fprintf(out, script, IMG_W, XPAD, CHAR_W, s->nodes[0].count);
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", s->width, height, s->width, height);
+	fprintf(out, script, s->width, XPAD, CHAR_W, s->nodes[0].count);
 	fprintf(out, "<style>text { font-family: Verdana, sans-serif; font-size: %.0fpx; "
 		"fill: rgb(0,0,0); } g.f:hover rect { stroke: black; stroke-width: 0.5; } "
 		"g.f { cursor: pointer; } #unzoom, #search { cursor: pointer; }</style>\n", FONT);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"rgb(248,248,248)\"/>\n",
-		IMG_W, height);
+		s->width, height);
 	fprintf(out, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" "
-		"style=\"font-size: 17px\">%s</text>\n", IMG_W / 2, title);
+		"style=\"font-size: 17px\">", s->width / 2);
+	xml_text(out, s->title ? s->title : title, SIZE_MAX);	/* --title is the user's text */
+	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"unzoom\" x=\"%.1f\" y=\"24\" style=\"opacity: 0\">Reset Zoom</text>\n",
 		XPAD);
 	fprintf(out, "<text id=\"search\" x=\"%.1f\" y=\"24\" text-anchor=\"end\">Search</text>\n",
-		IMG_W - XPAD);
+		s->width - XPAD);
 	fprintf(out, "<text id=\"matched\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"> </text>\n",
-		IMG_W - XPAD, height - 10);
+		s->width - XPAD, height - 10);
 	fprintf(out, "<text id=\"details\" x=\"%.1f\" y=\"%.1f\"> </text>\n", XPAD, height - 10);
 	for (i = 0; i < s->n && total > 0; i++)
-		if ((double)s->nodes[i].count / total * (IMG_W - 2 * XPAD) >= MIN_W)
+		if ((double)s->nodes[i].count / total * (s->width - 2 * XPAD) >= MIN_W)
 			write_frame(out, s, &s->nodes[i], height, max_delta);
 	fputs("</svg>\n", out);
 	return ferror(out) ? -EIO : 0;
@@ -460,7 +480,7 @@ static int svg_flame(struct svg *s, const struct rep_capture *const *caps,
 	rep_model_cfg_for(&emit_folded, o, rep_capture_is_profile(caps[0]), &cfg);
 	err = rep_model__build_many(m, caps, names, n, o, &cfg);
 	if (!err)
-		err = svg_init(s, false);
+		err = svg_init(s, false, o);
 	if (!err)
 		err = svg_add_model(s, m, o, false, 1);
 	return err;
@@ -470,7 +490,7 @@ static int svg_flame(struct svg *s, const struct rep_capture *const *caps,
 static int svg_diff(struct svg *s, const struct rep_model *before, const struct rep_model *after,
 		    const struct rep_opts *o, double factor)
 {
-	int err = svg_init(s, true);
+	int err = svg_init(s, true, o);
 
 	if (!err)
 		err = svg_add_model(s, after, o, false, 1);

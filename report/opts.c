@@ -38,6 +38,9 @@ static const char usage[] =
 	"      --by KEY              keep stacks apart by host|capture|pid|comm|probe|interval\n"
 	"      --pprof OUT.pb.gz     write a pprof profile (profile.proto, gzipped)\n"
 	"      --svg OUT.svg         write an interactive flame graph\n"
+	"      --title TEXT          --svg: the title (flamegraph.pl's --title)\n"
+	"      --width PX            --svg: the image width (default 1200)\n"
+	"      --inverted            --svg: an icicle graph, the roots on top\n"
 	"\n"
 	"Filters (every mode):\n"
 	"      --pid PID[,PID..]     only these processes\n"
@@ -68,7 +71,7 @@ enum {
 	OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS, OPT_DEBUG_DIR, OPT_INLINE, OPT_NO_INLINE, OPT_NO_DEMANGLE,
 	OPT_SQL, OPT_CSV, OPT_JSON, OPT_SQLITE, OPT_DIFF, OPT_NORMALIZE, OPT_BY, OPT_PID, OPT_COMM,
 	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG, OPT_MAX_MEMORY,
-	OPT_MAX_DEBUG,
+	OPT_MAX_DEBUG, OPT_TITLE, OPT_WIDTH, OPT_INVERTED,
 };
 
 static const struct option long_opts[] = {
@@ -105,6 +108,9 @@ static const struct option long_opts[] = {
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "max-debug", required_argument, NULL, OPT_MAX_DEBUG },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -281,6 +287,20 @@ static int parse_depth(const char *s, uint32_t *v)
 	return 0;
 }
 
+/* --width: pixels, as flamegraph.pl's (a frame narrower than 0.1 px is not drawn) */
+static int parse_width(const char *s, double *v)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || n < 100 || n > 100000)
+		return usage_error("--width wants pixels from 100 to 100000", s);
+	*v = n;
+	return 0;
+}
+
 /* --max-memory, --max-debug: MiB, 1 to REP_MAX_BUDGET_MB. */
 static int parse_mb(const char *opt, const char *s, uint32_t *v)
 {
@@ -353,6 +373,9 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 	case OPT_MAX_DEPTH: return parse_depth(arg, &o->max_depth);
 	case OPT_PPROF: o->pprof_out = arg; break;
 	case OPT_SVG: o->svg_out = arg; break;
+	case OPT_TITLE: o->svg_title = arg; break;
+	case OPT_WIDTH: return parse_width(arg, &o->svg_width);
+	case OPT_INVERTED: o->svg_inverted = true; break;
 	case OPT_MAX_MEMORY: return parse_mb("--max-memory", arg, &o->max_memory_mb);
 	case OPT_MAX_DEBUG: return parse_mb("--max-debug", arg, &o->max_debug_mb);
 	}
@@ -403,6 +426,8 @@ static int check_combinations(const struct rep_opts *o)
 				   "--tree, --json, --sql, --sqlite or --pprof", NULL);
 	if (files > 1)
 		return usage_error("choose one of --sql/--sqlite, --pprof and --svg", NULL);
+	if ((o->svg_title || o->svg_width || o->svg_inverted) && !o->svg_out)
+		return usage_error("--title, --width and --inverted apply to --svg", NULL);
 	if ((o->pprof_out || o->svg_out) && (o->folded || o->tree || o->json))
 		return usage_error("--pprof and --svg write a file; they do not combine with -f, "
 				   "--tree or --json", NULL);

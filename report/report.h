@@ -103,6 +103,9 @@ struct rep_opts {
 	uint32_t max_depth;	/* --max-depth N: frames kept per side (0 = all) */
 	const char *pprof_out;	/* --pprof OUT.pb.gz */
 	const char *svg_out;	/* --svg OUT.svg */
+	const char *svg_title;	/* --title TEXT (--svg) */
+	double svg_width;	/* --width PX (--svg), 0: 1200 */
+	bool svg_inverted;	/* --inverted (--svg): icicle graph */
 	bool perpid;		/* -P */
 	bool delimited;		/* -d */
 	bool offset;		/* -s */

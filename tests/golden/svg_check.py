@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # tests/golden/svg_check.py NAME FILE.svg [PATH=COUNT[:before=N][:hue=red|blue|kernel|user]]...
+#                          [title=TEXT] [inverted]
 # Checks a flame graph written by stkreport --svg: valid XML (SVG namespace), the script with
-# zoom and search, every frame's rectangle where its data-s/data-n put it (x and width to 0.1 px
+# zoom and search (also Ctrl-F and ?s=REGEX), every frame's rectangle where its data-s/data-n put it (x and width to 0.1 px
 # of 1180 px for the root's samples), and each PATH (frames from the root, ';'-joined, without
 # "all") present with COUNT samples in its title, and optionally the "before N" of --diff and a
 # colour class. Prints `ok golden/svg/NAME/CHECK` or `not ok ...: why` (tests/test.h protocol).
@@ -14,7 +15,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 NS = {"s": "http://www.w3.org/2000/svg"}
-WIDTH, XPAD = 1200.0, 10.0
+XPAD = 10.0
 failed = 0
 
 
@@ -47,10 +48,13 @@ except (ET.ParseError, OSError) as e:
     check("xml", False, str(e))
     sys.exit(1)
 check("xml", root.tag == "{http://www.w3.org/2000/svg}svg", f"root element {root.tag}")
+WIDTH = float(root.get("width"))  # --width, 1200 by default
 script = "".join(s.text or "" for s in root.iter("{http://www.w3.org/2000/svg}script"))
 check("script", "function zoom" in script and "function search" in script and
+      "keydown" in script and "URLSearchParams" in script and
       root.find(".//s:text[@id='search']", NS) is not None and
-      root.find(".//s:text[@id='unzoom']", NS) is not None, "no zoom/search script or controls")
+      root.find(".//s:text[@id='unzoom']", NS) is not None,
+      "no zoom/search script (Ctrl-F, ?s=) or controls")
 
 # the script parses (node --check) when node is installed
 node = shutil.which("node") or shutil.which("nodejs")
@@ -71,6 +75,7 @@ for g in root.findall("s:g[@class='f']", NS):
         "before": int(m.group(3)) if m.group(3) else None,
         "s": int(g.get("data-s")), "n": int(g.get("data-n")), "d": int(g.get("data-d")),
         "x": float(rect.get("x")), "w": float(rect.get("width")), "fill": rect.get("fill"),
+        "y": float(rect.get("y")),
     })
 total = next((f["n"] for f in frames if f["d"] == 0), 0)
 check("root", total > 0 and frames[0]["name"] == "all", "no root frame 'all'")
@@ -95,7 +100,23 @@ for f in sorted(frames, key=lambda f: f["d"]):
     f["path"] = (parent["path"] + ";" if parent["path"] else "") + f["name"]
     paths[f["path"]] = f
 
+wants = []
 for want in sys.argv[3:]:
+    if want.startswith("title="):
+        got = root.find("s:text[@text-anchor='middle']", NS)
+        check("title", got is not None and got.text == want[6:],
+              f"title {got.text if got is not None else None!r}, want {want[6:]!r}")
+    elif want == "inverted":
+        # an icicle graph: each level below the one before it, the root on top
+        check("inverted", all(f["y"] > p["y"] for f in frames for p in frames if f["d"] == p["d"] + 1),
+              "a frame is not below its parent's level")
+    else:
+        wants.append(want)
+if "inverted" not in sys.argv[3:]:
+    check("upright", all(f["y"] < p["y"] for f in frames for p in frames if f["d"] == p["d"] + 1),
+          "a frame is not above its parent's level")
+
+for want in wants:
     spec, *extra = want.split(":")
     p, count = spec.rsplit("=", 1)
     f = paths.get(p)
