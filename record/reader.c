@@ -5,17 +5,10 @@
  * also while the main thread drains maps or extracts symbols for a slow interval. The thread
  * waits on the ring buffer's epoll fd and runs the handlers (rec_procs__note) under one lock,
  * which the main thread takes for its own rec_procs calls.
- *
- * On a busy host a normal thread waits its turn behind the traced programs for tens of
- * milliseconds, and the process is gone. So the thread runs SCHED_FIFO at the lowest real-time
- * priority (it sleeps in poll() unless a notification came, and its work per message is
- * bounded), and the lock inherits priority: the main thread holding it runs at the reader's
- * priority until it lets go. Without CAP_SYS_NICE the thread stays a normal one.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 
 #include "rec.h"
@@ -34,9 +27,6 @@ static void *reader_main(void *arg)
 {
 	struct rec_reader *rd = arg;
 	struct pollfd pfd = { .fd = rec_probe__notify_fd(rd->probe), .events = POLLIN };
-	struct sched_param lowest_rt = { .sched_priority = sched_get_priority_min(SCHED_FIFO) };
-
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &lowest_rt);	/* best effort */
 
 	while (!__atomic_load_n(&rd->stop, __ATOMIC_RELAXED)) {
 		if (poll(&pfd, 1, WAIT_MS) <= 0)
@@ -48,19 +38,6 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static int init_inheriting_lock(pthread_mutex_t *lock)
-{
-	pthread_mutexattr_t attr;
-	int err = pthread_mutexattr_init(&attr);
-
-	if (!err)
-		err = pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
-	if (!err)
-		err = pthread_mutex_init(lock, &attr);
-	pthread_mutexattr_destroy(&attr);
-	return err;
-}
-
 struct rec_reader *rec_reader__start(struct rec_probe *p)
 {
 	struct rec_reader *rd = calloc(1, sizeof(*rd));
@@ -69,12 +46,7 @@ struct rec_reader *rec_reader__start(struct rec_probe *p)
 	if (!rd)
 		return NULL;
 	rd->probe = p;
-	err = init_inheriting_lock(&rd->lock);
-	if (err) {
-		free(rd);
-		errno = err;
-		return NULL;
-	}
+	pthread_mutex_init(&rd->lock, NULL);
 	err = pthread_create(&rd->thread, NULL, reader_main, rd);
 	if (err) {
 		pthread_mutex_destroy(&rd->lock);
