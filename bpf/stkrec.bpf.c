@@ -795,7 +795,7 @@ struct task_struct___offcpu {
 } __attribute__((preserve_access_index));
 
 const volatile __u64 cfg_min_block_us = 1;	/* --min-block */
-const volatile __u32 cfg_threads = 0;		/* enum rec_threads: -u, -k */
+const volatile __u32 cfg_threads = STK_THREADS_ALL;	/* -u, -k: enum stk_threads */
 const volatile __s64 cfg_state = -1;		/* --state MASK, -1: any */
 const volatile __u32 cfg_command_tgid = 0;	/* the -- COMMAND child, which stkrec ptraces */
 const volatile __u64 cfg_max_block_us = ~0ull;	/* --max-block */
@@ -819,18 +819,14 @@ struct {
 	__type(value, struct offcpu_start);
 } offcpu_start SEC(".maps");
 
-/*
- * A task stopping for its tracer right after exec (-- COMMAND: stkrec is that tracer) has only
- * the executable and ld.so mapped: reading its maps then would miss every library. Its next
- * block, in its own code, notifies instead (and the interval end reads it if none comes).
- */
-static __always_inline bool in_ptrace_stop(struct task_struct *task)
+/* task->__state (5.14+), or -1 on a kernel without the field: read once per switch-out. */
+static __always_inline __s64 task_state(struct task_struct *task)
 {
 	struct task_struct___offcpu *t = (void *)task;
 
 	if (!bpf_core_field_exists(t->__state))
-		return false;
-	return BPF_CORE_READ(t, __state) & TASK_TRACED_BIT;
+		return -1;
+	return BPF_CORE_READ(t, __state);
 }
 
 #ifndef PF_KTHREAD
@@ -838,18 +834,16 @@ static __always_inline bool in_ptrace_stop(struct task_struct *task)
 #endif
 
 /* bcc offcputime's -u, -k and --state (0: runnable, i.e. preempted; else any bit of MASK). */
-static __always_inline bool wanted_block(struct task_struct *prev)
+static __always_inline bool wanted_block(__u32 flags, __s64 state)
 {
-	struct task_struct___offcpu *t = (void *)prev;
-	bool kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
-	__u32 state;
+	bool kthread = flags & PF_KTHREAD;
 
-	if ((cfg_threads == 1 && kthread) || (cfg_threads == 2 && !kthread))
+	if ((cfg_threads == STK_THREADS_USER && kthread) ||
+	    (cfg_threads == STK_THREADS_KERNEL && !kthread))
 		return false;
-	if (cfg_state < 0 || !bpf_core_field_exists(t->__state))
+	if (cfg_state < 0 || state < 0)
 		return true;
-	state = BPF_CORE_READ(t, __state);
-	return cfg_state == 0 ? state == 0 : (state & (__u32)cfg_state) != 0;
+	return cfg_state == 0 ? state == 0 : (state & cfg_state) != 0;
 }
 
 /*
@@ -865,25 +859,31 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	struct uregs r = {};
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	__u32 flags;
+	__s64 state;
 	bool live, ptrace_stopped;
 
 	if (tid == 0)
 		return;		/* the idle task: its "blocked" time is busy CPU time */
 	if (!traced(tgid, tid))
 		return;
+	flags = BPF_CORE_READ(prev, flags);
+	state = task_state(prev);
+	ptrace_stopped = state > 0 && (state & TASK_TRACED_BIT);
 	/*
 	 * The -- COMMAND child stops for stkrec alone (its exec, its exit, each signal): that time
 	 * is stkrec's, not the program's (19 ms after exec, 9 ms at exit on a busy host).
 	 */
-	ptrace_stopped = in_ptrace_stop(prev);
-	if ((ptrace_stopped && tgid == cfg_command_tgid) || !wanted_block(prev))
+	if ((ptrace_stopped && tgid == cfg_command_tgid) || !wanted_block(flags, state))
 		return;
 	/*
 	 * An exiting task blocks too (exit_mmap, ptrace exit stop), after on_exit() made BPF forget
 	 * its tgid: a notification then would make stkrec re-read maps that are being torn down,
 	 * and the rows of the whole interval would lose their mappings. Nor are its events deferred.
+	 * A task stopping for its tracer right after exec (-- COMMAND) has only the executable and
+	 * ld.so mapped: its next block, in its own code, notifies instead.
 	 */
-	live = !(BPF_CORE_READ(prev, flags) & PF_EXITING) && !ptrace_stopped;
+	live = !(flags & PF_EXITING) && !ptrace_stopped;
 	if (live)
 		note_first_seen(tgid);
 

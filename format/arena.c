@@ -27,28 +27,39 @@ struct cap_arena {
 	uint64_t taken;		/* from budget: the blocks and this struct */
 };
 
-struct cap_arena *cap_arena__new(struct cap_budget *budget, size_t first_block)
+/* n bytes of malloc(), taken from budget first. NULL + errno: EFBIG (over budget), ENOMEM. */
+static void *budget_malloc(struct cap_budget *budget, size_t n)
 {
-	struct cap_arena *a;
+	void *p;
 
-	if (cap_budget__take(budget, sizeof(*a))) {
+	if (cap_budget__take(budget, n)) {
 		errno = EFBIG;
 		return NULL;
 	}
-	a = calloc(1, sizeof(*a));
-	if (!a) {
-		cap_budget__give(budget, sizeof(*a));
+	p = malloc(n);
+	if (!p) {
+		cap_budget__give(budget, n);
 		errno = ENOMEM;
-		return NULL;
 	}
-	a->budget = budget;
-	a->taken = sizeof(*a);
+	return p;
+}
+
+struct cap_arena *cap_arena__new(struct cap_budget *budget, size_t first_block)
+{
+	struct cap_arena *a = budget_malloc(budget, sizeof(*a));
+
+	if (!a)
+		return NULL;
 	/*
 	 * A small record gets a small first block: a file of many tiny chunks would otherwise
 	 * hold 64 KiB per record (and take as much from the budget).
 	 */
-	a->next_block = first_block < ARENA_MIN_BLOCK ? ARENA_MIN_BLOCK :
-			first_block > ARENA_BLOCK ? ARENA_BLOCK : (first_block + 7) & ~(size_t)7;
+	*a = (struct cap_arena){
+		.budget = budget,
+		.taken = sizeof(*a),
+		.next_block = first_block < ARENA_MIN_BLOCK ? ARENA_MIN_BLOCK :
+			      first_block > ARENA_BLOCK ? ARENA_BLOCK : (first_block + 7) & ~(size_t)7,
+	};
 	return a;
 }
 
@@ -64,16 +75,9 @@ void *cap_arena__alloc(struct cap_arena *a, size_t n)
 	if (!b || b->cap - b->used < n) {
 		/* Big requests get a block of their own; callers bound n by the payload size. */
 		cap = n > a->next_block ? n : a->next_block;
-		if (cap_budget__take(a->budget, sizeof(*b) + cap)) {
-			errno = EFBIG;
+		b = budget_malloc(a->budget, sizeof(*b) + cap);
+		if (!b)
 			return NULL;
-		}
-		b = malloc(sizeof(*b) + cap);
-		if (!b) {
-			cap_budget__give(a->budget, sizeof(*b) + cap);
-			errno = ENOMEM;
-			return NULL;
-		}
 		a->taken += sizeof(*b) + cap;
 		if (cap == a->next_block)
 			a->next_block = ARENA_BLOCK;

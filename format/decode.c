@@ -80,7 +80,7 @@ static void *alloc(struct cursor *c, size_t n)
 		return NULL;
 	p = cap_arena__alloc(c->arena, n);
 	if (!p)
-		fail(c, errno == EFBIG ? -EFBIG : -ENOMEM);
+		fail(c, -errno);	/* EFBIG or ENOMEM: cap_arena__alloc() sets one */
 	return p;
 }
 
@@ -494,7 +494,7 @@ int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *
 	 */
 	c.arena = cap_arena__new(b, (size_t)chunk->len * 3 + sizeof(*rec) + 64);
 	if (!c.arena)
-		return errno == EFBIG ? -EFBIG : -ENOMEM;
+		return -errno;	/* EFBIG or ENOMEM */
 	rec = alloc(&c, sizeof(*rec));
 	if (!rec) {
 		err = c.err;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -64,10 +65,10 @@ int cap_open_in_root(const char *root, const char *path)
 }
 
 /*
- * An output file (private: mode 0600, else 0666 less the umask): a new one is created with O_EXCL (no symlink, FIFO or file of someone else
- * can be there by then); an existing one is reused only if it is a regular file, owned by us,
- * with no other name (a hard link to a file we own elsewhere). Never truncated before those
- * checks: a refused path is left as it was.
+ * An output file (private: mode 0600, else 0666 less the umask): a new one is created with
+ * O_EXCL (no symlink, FIFO or file of someone else can be there by then); an existing one is
+ * reused only if it is a regular file, owned by us, with no other name (a hard link to a file
+ * we own elsewhere). Never truncated before those checks: a refused path is left as it was.
  */
 int cap_create_output(const char *path, bool private)
 {
@@ -97,6 +98,24 @@ int cap_create_output(const char *path, bool private)
 fail:
 	close(fd);
 	return err;
+}
+
+FILE *cap_fopen_output(const char *path, bool private)
+{
+	int fd = cap_create_output(path, private), err;
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return f;
 }
 
 const char *cap_output_strerror(int err)

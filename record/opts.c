@@ -25,6 +25,9 @@ enum {
 	OPT_ALL_KALLSYMS,
 };
 
+/* bcc's letters: stackcount, profile and offcputime; ':' first for our own one-line errors */
+#define SHORT_OPTS ":o:p:L:t:KUukm:M:i:D:rlF:c:C:Ie:qhV"
+
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -322,7 +325,7 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		return 0;
 	case 'u':
 	case 'k':
-		o->threads = c == 'u' ? REC_THREADS_USER : REC_THREADS_KERNEL;
+		o->threads = c == 'u' ? STK_THREADS_USER : STK_THREADS_KERNEL;
 		o->offcpu_filter_given = true;
 		return 0;
 	case OPT_STATE:
@@ -489,7 +492,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	set_defaults(o, argc, argv);
 	optind = 1;
 	opterr = 0;	/* our own one-line messages, without argv[0]'s full path */
-	while ((c = getopt_long(cmd, argv, ":o:p:L:t:KUukm:M:i:D:rlF:c:C:Ie:qhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(cmd, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		if (c == ':')
 			return usage_err("option '%s' needs an argument",
 					 refused_option(argv, opt, sizeof(opt)));

@@ -103,75 +103,62 @@ int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *na
 	return 1;
 }
 
-/* From /proc/PID/status: the pid the process sees itself as (NSpid's last field), its uids. */
-struct owner {
-	uint32_t ns_pid;
-	uint32_t uid, euid;
-};
-
-static uint32_t last_number(const char *p)
-{
-	uint32_t last = 0;
-	char *end;
-
-	for (;;) {
-		unsigned long v = strtoul(p, &end, 10);
-
-		if (end == p)
-			return last;
-		last = v;
-		p = end;
-	}
-}
-
-static int read_owner(uint32_t pid, struct owner *o)
+/* The pid the process sees itself as: the last field of "NSpid:" in /proc/PID/status. */
+static uint32_t ns_pid(uint32_t pid)
 {
 	char path[64], line[256];
-	bool have_uids = false;
+	uint32_t last = pid;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "r");
 	if (!f)
-		return -errno;
-	o->ns_pid = pid;
+		return pid;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Uid:", 4))
-			have_uids = sscanf(line + 4, "%u %u", &o->uid, &o->euid) == 2;
-		else if (!strncmp(line, "NSpid:", 6))
-			o->ns_pid = last_number(line + 6);
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			last = v;
+			p = end;
+		}
+		break;
 	}
 	fclose(f);
-	return have_uids ? 0 : -ENOENT;
+	return last;
 }
 
 /*
  * The process's map file, if it is one: a regular file (a FIFO would block, /dev/zero never
- * end), reached without symlinks out of the process's root, owned by the process's user or
- * root, as perf requires. /tmp is world-writable: anyone can put a perf-PID.map there for a
- * process of someone else, or a link to a file only root may read.
+ * end), reached without symlinks out of the process's root, owned by the process's user (the
+ * owner of /proc/PID when stkrec read it, so also after it exited) or root, as perf requires.
+ * /tmp is world-writable: anyone can put a perf-PID.map there for someone else's process, or a
+ * link to a file only root may read.
  */
 static int open_map_file(struct rec_procs *ps, uint32_t pid)
 {
 	struct rec_proc_info info = { 0 };
 	char root[64], path[64];
-	struct owner o;
 	struct stat st;
 	int fd;
 
 	rec_procs__info(ps, pid, &info);
-	if (read_owner(pid, &o)) {
-		/* gone: its file is still there in stkrec's /tmp, not in a root of its own */
-		if (info.other_ns || !info.start_time)
-			return -1;
-		o = (struct owner){ .ns_pid = pid, .uid = info.uid, .euid = info.uid };
+	if (info.other_ns) {
+		snprintf(root, sizeof(root), "/proc/%u/root", pid);
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns_pid(pid));
+		fd = cap_open_in_root(root, path);
+	} else {
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		fd = cap_open_regular(path, false);
 	}
-	snprintf(root, sizeof(root), "/proc/%u/root", pid);
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", info.other_ns ? o.ns_pid : pid);
-	fd = info.other_ns ? cap_open_in_root(root, path) : cap_open_regular(path, false);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || (st.st_uid && st.st_uid != o.uid && st.st_uid != o.euid)) {
+	if (fstat(fd, &st) || (st.st_uid && st.st_uid != info.uid)) {
 		close(fd);
 		return -1;
 	}

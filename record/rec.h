@@ -45,7 +45,7 @@ struct rec_opts {
 	uint64_t min_block_us, max_block_us;
 	bool offcpu_filter_given;	/* -m, -M, -u, -k or --state: --offcpu only */
 	bool list;		/* -l: print the SPECs' targets, record nothing (list.c) */
-	enum rec_threads { REC_THREADS_ALL, REC_THREADS_USER, REC_THREADS_KERNEL } threads;
+	uint32_t threads;	/* -u, -k: enum stk_threads */
 	int64_t state;		/* --state MASK (bcc offcputime), -1: any */
 	uint32_t unwind;	/* --unwind: enum stk_unwind */
 	uint32_t unwind_mb;	/* --unwind-memory: the CFI tables' rows, all objects */

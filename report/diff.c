@@ -336,8 +336,7 @@ static int diff_run(FILE *out, FILE *msgs, const char *svg_path, struct rep_capt
 	if (o->normalize)
 		factor = diff_factor(caps[0], caps[1], msgs);
 	if (o->svg_out) {
-		err = svg_path ? emit_svg_diff_file(svg_path, &before, m, o, factor)
-			       : emit_svg_diff(out, &before, m, o, factor);
+		err = emit_svg_diff(svg_path ? NULL : out, svg_path, &before, m, o, factor);
 		if (err) {
 			fprintf(msgs, "stkreport: %s: %s\n",
 				svg_path ? svg_path : "standard output", cap_output_strerror(err));

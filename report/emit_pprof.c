@@ -576,8 +576,7 @@ static int put_types(struct builder *b, struct pb *out, const struct rep_capture
 		}
 		return err ? err : value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	}
-	b->scale[b->ntypes++] = 1;
-	err = value_type(b, out, PROFILE_SAMPLE_TYPE, "events", "count");
+	err = sample_type(b, out, "events", "count", 1);
 	if (!err)
 		err = value_type(b, out, PROFILE_PERIOD_TYPE, "events", "count");
 	pb_int(out, PROFILE_PERIOD, 1);
@@ -711,28 +710,22 @@ int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const st
 {
 	struct pb p = { 0 };
 	FILE *out;
-	int err, fd;
+	int err;
 
 	err = build(&p, caps, n, o);
 	if (err) {
 		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
 		goto out;
 	}
-	fd = cap_create_output(path, false);
-	if (fd < 0) {
-		err = fd;
+	out = cap_fopen_output(path, false);
+	if (!out) {
+		err = -errno;
 		fprintf(stderr, "stkreport: %s: %s\n", path, cap_output_strerror(err));
 		goto out;
 	}
-	out = fdopen(fd, "w");
-	if (!out) {
-		err = -ENOMEM;
-		close(fd);
-	} else {
-		err = write_gz(out, p.buf, p.n);
-		if (fclose(out) && !err)
-			err = -EIO;
-	}
+	err = write_gz(out, p.buf, p.n);
+	if (fclose(out) && !err)
+		err = -EIO;
 	if (err) {
 		/* never a half-written profile */
 		unlink(path);

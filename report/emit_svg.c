@@ -22,7 +22,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report.h"
 
@@ -393,8 +392,9 @@ static void write_frame(FILE *out, const struct svg *s, const struct snode *n, d
 }
 
 /* The document of s, laid out already (layout()). Returns 0 or -EIO (a write error on out). */
-static int svg_write(const struct svg *s, FILE *out, const char *title)
+static int svg_write(const struct svg *s, FILE *out)
 {
+	const char *title = s->title ? s->title : s->diff ? "Differential Flame Graph" : "Flame Graph";
 	double height = (s->max_depth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD, max_delta = 0;
 	double total = (double)s->nodes[0].count;
 	uint32_t i;
@@ -417,7 +417,7 @@ static int svg_write(const struct svg *s, FILE *out, const char *title)
 		s->width, height);
 	fprintf(out, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" "
 		"style=\"font-size: 17px\">", s->width / 2);
-	xml_text(out, s->title ? s->title : title, SIZE_MAX);	/* --title is the user's text */
+	xml_text(out, title, SIZE_MAX);	/* --title is the user's text */
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"unzoom\" x=\"%.1f\" y=\"24\" style=\"opacity: 0\">Reset Zoom</text>\n",
 		XPAD);
@@ -433,37 +433,25 @@ static int svg_write(const struct svg *s, FILE *out, const char *title)
 	return ferror(out) ? -EIO : 0;
 }
 
-/* s to out: layout, then the document. 0, -ENOMEM or -EIO. */
-static int svg_to_stream(struct svg *s, FILE *out, const char *title)
+/*
+ * s laid out, then written to out (flushed), or when out is NULL to a file created at path
+ * (cap_create_output()) only then: a graph that fails to lay out leaves no file. 0, -ENOMEM,
+ * -EIO or the file's error.
+ */
+static int svg_output(struct svg *s, FILE *out, const char *path)
 {
 	int err = layout(s);
 
-	if (!err)
-		err = svg_write(s, out, title);
-	if (!err && fflush(out))
-		err = -EIO;
-	return err;
-}
-
-/* s to a file created at path (cap_create_output()), only once the layout is done. */
-static int svg_to_file(struct svg *s, const char *path, const char *title)
-{
-	FILE *out;
-	int err, fd;
-
-	err = layout(s);
 	if (err)
 		return err;
-	fd = cap_create_output(path, false);
-	if (fd < 0)
-		return fd;
-	out = fdopen(fd, "w");
-	if (!out) {
-		err = -errno;
-		close(fd);
-		return err;
+	if (out) {
+		err = svg_write(s, out);
+		return !err && fflush(out) ? -EIO : err;
 	}
-	err = svg_write(s, out, title);
+	out = cap_fopen_output(path, false);
+	if (!out)
+		return -errno;
+	err = svg_write(s, out);
 	if (fclose(out) && !err)
 		err = -errno;
 	return err;
@@ -499,51 +487,26 @@ static int svg_diff(struct svg *s, const struct rep_model *before, const struct 
 	return err;
 }
 
-int emit_svg(FILE *out, const struct rep_capture *const *caps, const char *const *names,
-	     uint32_t n, const struct rep_opts *o, struct rep_model *m)
+int emit_svg(FILE *out, const char *path, const struct rep_capture *const *caps,
+	     const char *const *names, uint32_t n, const struct rep_opts *o, struct rep_model *m)
 {
 	struct svg s = { 0 };
 	int err = svg_flame(&s, caps, names, n, o, m);
 
 	if (!err)
-		err = svg_to_stream(&s, out, "Flame Graph");
+		err = svg_output(&s, out, path);
 	svg_clear(&s);
 	return err;
 }
 
-int emit_svg_file(const char *path, const struct rep_capture *const *caps,
-		  const char *const *names, uint32_t n, const struct rep_opts *o,
-		  struct rep_model *m)
-{
-	struct svg s = { 0 };
-	int err = svg_flame(&s, caps, names, n, o, m);
-
-	if (!err)
-		err = svg_to_file(&s, path, "Flame Graph");
-	svg_clear(&s);
-	return err;
-}
-
-int emit_svg_diff(FILE *out, const struct rep_model *before, const struct rep_model *after,
-		  const struct rep_opts *o, double factor)
+int emit_svg_diff(FILE *out, const char *path, const struct rep_model *before,
+		  const struct rep_model *after, const struct rep_opts *o, double factor)
 {
 	struct svg s = { 0 };
 	int err = svg_diff(&s, before, after, o, factor);
 
 	if (!err)
-		err = svg_to_stream(&s, out, "Differential Flame Graph");
-	svg_clear(&s);
-	return err;
-}
-
-int emit_svg_diff_file(const char *path, const struct rep_model *before,
-		       const struct rep_model *after, const struct rep_opts *o, double factor)
-{
-	struct svg s = { 0 };
-	int err = svg_diff(&s, before, after, o, factor);
-
-	if (!err)
-		err = svg_to_file(&s, path, "Differential Flame Graph");
+		err = svg_output(&s, out, path);
 	svg_clear(&s);
 	return err;
 }

@@ -343,12 +343,6 @@ static int add_losses(struct rep_capture *c, const struct cap_losses *l)
 	return 0;
 }
 
-/* Bytes of an interval's per-row process pointers, as charged. */
-static uint64_t procs_bytes(const struct rep_interval *ri)
-{
-	return (uint64_t)(ri->iv->nrows ? ri->iv->nrows : 1) * sizeof(*ri->procs);
-}
-
 static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct walk *w,
 			bool events)
 {
@@ -367,14 +361,11 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 	ri = &c->intervals[c->nintervals];
 	ri->iv = iv;
 	ri->events = events;
-	if (cap_budget__take(c->budget, procs_bytes(ri)))
-		return -EFBIG;
-	ri->procs = calloc(iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));
-	if (!ri->procs) {
-		cap_budget__give(c->budget, procs_bytes(ri));
-		return -ENOMEM;
-	}
-	c->charged += procs_bytes(ri);
+	/* a new array (grow_array() of NULL, not zeroed): the loop below sets all nrows entries */
+	ri->procs = NULL;
+	err = grow_array(c, &ri->procs, 0, iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));
+	if (err)
+		return err;
 	c->has_events |= events;
 	ri->ksyms = c->nksyms ? c->nksyms - 1 : UINT32_MAX;
 	w->ksyms_used |= iv->nkstacks > 0;
@@ -451,6 +442,29 @@ static void stop(struct rep_capture *c, struct cap_reader *r, int err)
 	c->err_offset = cap_reader__offset(r);
 }
 
+/* Decode one chunk into c: 0, or the error that ends the walk (-ENOMEM, or data). */
+static int walk_chunk(struct rep_capture *c, struct walk *w, const struct cap_chunk *chunk)
+{
+	struct cap_record *rec;
+	int err, kept;
+
+	err = cap_record__decode_budget(chunk, c->budget, &rec);
+	if (err)
+		return err;
+	/* room first: once taken, the record is referenced and must not be freed */
+	err = keep(c, rec);
+	if (err) {
+		cap_record__free(rec);
+		return err;
+	}
+	kept = take(c, rec, w);
+	if (!kept) {
+		c->nrecs--;
+		cap_record__free(rec);
+	}
+	return kept < 0 ? kept : 0;
+}
+
 static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 {
 	struct walk w = { .procs.budget = b };
@@ -467,24 +481,7 @@ static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 	cap_reader__set_budget(r, b);
 	cap_reader__version(r, &c->major, &c->minor);
 	while ((n = cap_reader__next(r, &chunk)) > 0) {
-		struct cap_record *rec = NULL;
-		int kept = 0;
-
-		err = cap_record__decode_budget(&chunk, b, &rec);
-		/* room first: once taken, the record is referenced and must not be freed */
-		if (!err) {
-			err = keep(c, rec);
-			if (err)
-				cap_record__free(rec);
-		}
-		if (!err) {
-			kept = take(c, rec, &w);
-			if (!kept) {
-				c->nrecs--;
-				cap_record__free(rec);
-			}
-			err = kept < 0 ? kept : 0;
-		}
+		err = walk_chunk(c, &w, &chunk);
 		if (err == -ENOMEM)
 			goto out;
 		if (err) {

@@ -22,8 +22,7 @@ static void on_sigalrm(int sig)
 	static const char msg[] = "stkreport: --sql: interrupted\n";
 
 	(void)sig;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(EXIT_FAILURE);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);	/* nothing else to do if it fails */
 	_exit(EXIT_FAILURE);
 }
 

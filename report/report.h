@@ -514,17 +514,13 @@ void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_captur
 			  int n, const struct rep_model *m);
 
 /*
- * --svg (emit_svg.c): an interactive flame graph of the n captures merged, written to path
- * (with --by, one tower per group), created with cap_create_output() once the graph is laid
- * out. The model is built into m (cleared by the caller). Returns 0 or a negative errno (not
- * printed).
+ * --svg (emit_svg.c): an interactive flame graph of the n captures merged (with --by, one tower
+ * per group), written to out (flushed), or when out is NULL to a file created at path with
+ * cap_create_output() once the graph is laid out. The model is built into m (cleared by the
+ * caller). Returns 0 or a negative errno (not printed).
  */
-int emit_svg_file(const char *path, const struct rep_capture *const *caps,
-		  const char *const *names, uint32_t n, const struct rep_opts *o,
-		  struct rep_model *m);
-/* The same document written to out (flushed): -EIO on a write error. */
-int emit_svg(FILE *out, const struct rep_capture *const *caps, const char *const *names,
-	     uint32_t n, const struct rep_opts *o, struct rep_model *m);
+int emit_svg(FILE *out, const char *path, const struct rep_capture *const *caps,
+	     const char *const *names, uint32_t n, const struct rep_opts *o, struct rep_model *m);
 
 /*
  * --diff (diff.c): caps[0] BEFORE, caps[1] AFTER. Prints `stack before after` lines on stdout
@@ -543,13 +539,10 @@ int rep_diff_write(FILE *out, FILE *msgs, struct rep_capture **caps, const char 
 double rep_diff_factor(const struct rep_capture *before, const struct rep_capture *after);
 /*
  * --diff --svg: a differential flame graph: widths from after's counts, colour from the change
- * against before's counts times factor (red grew, blue shrank). 0 or a negative errno.
+ * against before's counts times factor (red grew, blue shrank); out or path as emit_svg().
  */
-int emit_svg_diff_file(const char *path, const struct rep_model *before,
-		       const struct rep_model *after, const struct rep_opts *o, double factor);
-/* The same document written to out (flushed): -EIO on a write error. */
-int emit_svg_diff(FILE *out, const struct rep_model *before, const struct rep_model *after,
-		  const struct rep_opts *o, double factor);
+int emit_svg_diff(FILE *out, const char *path, const struct rep_model *before,
+		  const struct rep_model *after, const struct rep_opts *o, double factor);
 
 /* What rep_fuzz_one() runs. */
 enum rep_fuzz_what {

@@ -122,15 +122,20 @@ static int grow(struct rep_resolver *r)
 static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
 {
 	uint32_t i = ks < r->c->nksyms ? ks : r->c->nksyms;
-	uint64_t bytes = KERNEL_INDEX_BYTES(i < r->c->nksyms ? r->c->ksyms[i]->count : 0);
+	const struct cap_ksyms *table = i < r->c->nksyms ? r->c->ksyms[i] : NULL;
+	uint64_t bytes;
 
-	if (!r->kernels[i] && !cap_budget__take(r->c->budget, bytes)) {
-		r->kernels[i] = sym_kernel__new(i < r->c->nksyms ? r->c->ksyms[i] : NULL);
-		if (r->kernels[i])
-			r->charged += bytes;
-		else
-			cap_budget__give(r->c->budget, bytes);
-	}
+	/* called per row: once built, nothing more to do */
+	if (r->kernels[i])
+		return r->kernels[i];
+	bytes = KERNEL_INDEX_BYTES(table ? table->count : 0);
+	if (cap_budget__take(r->c->budget, bytes))
+		return NULL;
+	r->kernels[i] = sym_kernel__new(table);
+	if (r->kernels[i])
+		r->charged += bytes;
+	else
+		cap_budget__give(r->c->budget, bytes);
 	return r->kernels[i];
 }
 

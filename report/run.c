@@ -117,7 +117,7 @@ static int run_emitter(const struct rep_opts *o, struct rep_capture **caps, stru
 
 static int run_svg(const struct rep_opts *o, struct rep_capture **caps, struct rep_model *m)
 {
-	int err = emit_svg_file(o->svg_out, (const struct rep_capture *const *)caps, o->inputs,
+	int err = emit_svg(NULL, o->svg_out, (const struct rep_capture *const *)caps, o->inputs,
 				o->ninputs, o, m);
 
 	if (err)
@@ -273,7 +273,7 @@ static int fuzz_outputs(struct rep_capture *c, struct rep_capture *other, FILE *
 		} else {
 			o.by = REP_BY_CAPTURE;
 		}
-		err = emit_svg(sink, (const struct rep_capture *const *)(i ? pair : &c), names,
+		err = emit_svg(sink, NULL, (const struct rep_capture *const *)(i ? pair : &c), names,
 			       i ? 2 : 1, &o, &m);
 		rep_model__clear(&m);
 	}

@@ -984,8 +984,9 @@ static int lock_down(sqlite3 *db, struct guard *g)
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	/*
 	 * One value of a query may not grow past QUERY_MAX_LENGTH: a single call such as
-	 * printf('%.*c', 2000000000, 'x') builds its gigabyte inside one VM step, where Ctrl-C's
-	 * progress handler cannot stop it. The loaded data's longest text is a path.
+	 * printf('%.*c', 2000000000, 'x') built a gigabyte. (It still loops for seconds inside
+	 * one VM step, where the progress handler cannot stop it: main.c's alarm does.) The
+	 * loaded data's longest text is a path.
 	 */
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, QUERY_MAX_LENGTH);
 	if (sqlite3_set_authorizer(db, authorize, g) != SQLITE_OK)

@@ -62,7 +62,7 @@ struct sym_dwarf {
 	struct sym_debug_budget *debug;
 	struct range_index cus;		/* units by range, without .debug_aranges */
 	bool cus_indexed;
-	/* per unit looked up: its top-level scopes by range (cus_of: unit offset -> index) */
+	/* per unit looked up: its top-level scopes by range (scopes_of: unit offset -> index) */
 	struct cu_scopes *scopes;
 	uint32_t nscopes, scopes_cap;
 	struct rep_htab scopes_of;
@@ -112,19 +112,13 @@ static struct sym_dwarf *dwarf_from_elf(Elf *elf, int fd, struct sym_debug_budge
 {
 	struct sym_dwarf *d = NULL;
 	Dwarf *dw = NULL;
-	uint64_t cost;
 	int err = ENOENT;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto fail;
-	cost = inflate_cost(elf);
-	if (!sym_debug_take(debug, cost)) {
+	if (!sym_debug_inflate(debug, inflate_cost(elf))) {
 		err = EFBIG;
 		goto fail;
-	}
-	if (debug) {
-		debug->inflated += cost;
-		debug->objects++;
 	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw)

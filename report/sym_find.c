@@ -105,26 +105,25 @@ static bool recorded_path_ok(const char *path)
 }
 
 /*
- * file, built from root (--symfs or a --debug-dir), if it resolves inside root: a symlink in a
- * copied file system must not lead the report to /etc or /proc. Takes file; NULL if outside.
+ * A candidate under --symfs or a --debug-dir must resolve inside it: a symlink in a copied file
+ * system must not lead the report to /etc or /proc. Candidates elsewhere pass.
  */
-static char *inside(const char *real_root, char *file)
+static bool stays_in_its_root(const struct sym_finder *f, const char *file)
 {
-	char *real;
-	bool ok;
+	for (int i = 0; i < 1 + f->ndebug_dirs; i++) {
+		const char *root = i ? f->debug_dirs[i - 1] : f->symfs;
+		size_t n = root ? strlen(root) : 0;
+		char *real;
+		bool ok;
 
-	if (!file || !real_root) {
-		free(file);
-		return NULL;
+		if (!n || strncmp(file, root, n) || (file[n] != '/' && root[n - 1] != '/'))
+			continue;
+		real = f->real[i] ? realpath(file, NULL) : NULL;
+		ok = real && under(real, f->real[i]);
+		free(real);
+		return ok;
 	}
-	real = realpath(file, NULL);
-	ok = real && under(real, real_root);
-	free(real);
-	if (!ok) {
-		free(file);
-		return NULL;
-	}
-	return file;
+	return true;
 }
 
 void sym_hex(const uint8_t *id, uint32_t len, char *hex)
@@ -143,8 +142,11 @@ void sym_hex(const uint8_t *id, uint32_t len, char *hex)
 static enum sym_reason try_file(struct sym_finder *f, const char *file, const struct sym_want *w,
 			       struct sym_elf **out)
 {
-	struct sym_elf *e = sym_elf__open_debug(file, f->debug);
+	struct sym_elf *e;
 
+	if (!stays_in_its_root(f, file))
+		return SYM_R_NOT_FOUND;
+	e = sym_elf__open_debug(file, f->debug);
 	if (!e)
 		return SYM_R_NOT_FOUND;
 	if (!sym_elf__build_id_is(e, w->build_id, w->build_id_len)) {
@@ -263,9 +265,9 @@ enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *
 
 		if (!root)
 			continue;
-		file = inside(f->real[1 + i], join(root, w->path));
+		file = join(root, w->path);
 		if (!file)
-			continue;
+			return r;
 		r = worse(r, try_file(f, file, w, out));
 		if (*out) {
 			*found_path = file;
@@ -375,15 +377,13 @@ static bool search_build_id(struct debug_search *s)
 	if (s->w->build_id_len < 2)
 		return false;
 	sym_hex(s->w->build_id, s->w->build_id_len, hex);
-	if (f->symfs && consider(s, inside(f->real[0], build_id_file(f->symfs, SYSTEM_DEBUG_DIR, hex)),
-				 false))
+	if (f->symfs && consider(s, build_id_file(f->symfs, SYSTEM_DEBUG_DIR, hex), false))
 		return true;
 	for (i = 0; i < f->ndebug_dirs; i++) {
-		if (consider(s, inside(f->real[1 + i], build_id_file(f->debug_dirs[i], "", hex)),
-			     false))
+		if (consider(s, build_id_file(f->debug_dirs[i], "", hex), false))
 			return true;
 		/* a debug dir may also mirror the file system (DIR/usr/bin/foo) */
-		if (consider(s, inside(f->real[1 + i], join(f->debug_dirs[i], s->w->path)), false))
+		if (consider(s, join(f->debug_dirs[i], s->w->path), false))
 			return true;
 	}
 	return consider(s, build_id_file("", SYSTEM_DEBUG_DIR, hex), false);
@@ -418,20 +418,16 @@ static bool search_debuglink(struct debug_search *s)
 	dir = strndup(s->w->path, slash - s->w->path);
 	if (!dir)
 		return false;
-	done = (f->symfs &&
-		(consider(s, inside(f->real[0], debuglink_file(f->symfs, dir, "", link)), true) ||
-		 consider(s, inside(f->real[0], debuglink_file(f->symfs, dir, "/.debug", link)),
-			  true))) ||
+	done = (f->symfs && (consider(s, debuglink_file(f->symfs, dir, "", link), true) ||
+			     consider(s, debuglink_file(f->symfs, dir, "/.debug", link), true))) ||
 	       consider(s, debuglink_file(NULL, dir, "", link), true) ||
 	       consider(s, debuglink_file(NULL, dir, "/.debug", link), true);
 	for (i = 0; !done && i < f->ndebug_dirs; i++)
-		done = consider(s, inside(f->real[1 + i],
-					  debuglink_file(f->debug_dirs[i], dir, "", link)), true);
+		done = consider(s, debuglink_file(f->debug_dirs[i], dir, "", link), true);
 	if (!done && f->symfs) {
 		char *root = join(f->symfs, SYSTEM_DEBUG_DIR);
 
-		done = root && consider(s, inside(f->real[0], debuglink_file(root, dir, "", link)),
-					true);
+		done = root && consider(s, debuglink_file(root, dir, "", link), true);
 		free(root);
 	}
 	if (!done)

@@ -26,6 +26,21 @@ static inline bool sym_debug_take(struct sym_debug_budget *b, uint64_t n)
 	return true;
 }
 
+/*
+ * One object's debug data inflated, n bytes (libdw's sections, .gnu_debugdata): taken from b,
+ * and counted in inflated and objects when they fit. false (nothing counted) when they do not.
+ */
+static inline bool sym_debug_inflate(struct sym_debug_budget *b, uint64_t n)
+{
+	if (!sym_debug_take(b, n))
+		return false;
+	if (b) {
+		b->inflated += n;
+		b->objects++;
+	}
+	return true;
+}
+
 /* Bytes of work left in b (UINT64_MAX without a limit). */
 static inline uint64_t sym_debug_left(const struct sym_debug_budget *b)
 {

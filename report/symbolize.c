@@ -395,14 +395,9 @@ static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found,
 	*found = !err && b->n > before;
 out:
 	/* what was inflated was work done, whether it was of use or not (at most limit bytes:
-	 * a byte past it only told that the stream went on) */
-	if (debug) {
-		uint64_t done = strm.total_out < limit ? strm.total_out : limit;
-
-		sym_debug_take(debug, done);
-		debug->inflated += done;
-		debug->objects++;
-	}
+	 * a byte past it only told that the stream went on); limit is within what debug had
+	 * left, so it always fits */
+	sym_debug_inflate(debug, strm.total_out < limit ? strm.total_out : limit);
 	if (inner)
 		elf_end(inner);
 	lzma_end(&strm);
@@ -952,7 +947,8 @@ static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping
 	/* the tables are kept for the symbolizer's life: the memory budget must see them (with
 	 * the demangled-name pointers symbol_name() may add) */
 	if (d->elf) {
-		uint64_t bytes = d->elf->bytes + (u->o.demangle ? (uint64_t)d->elf->nsyms * 8 : 0);
+		uint64_t bytes = d->elf->bytes +
+				 (u->o.demangle ? (uint64_t)d->elf->nsyms * sizeof(*d->dem) : 0);
 
 		if (!cap_budget__take(u->o.memory, bytes)) {
 			d->charged += bytes;

@@ -92,6 +92,13 @@ enum stk_tgid_filter {
 	STK_TGID_FROM_EXEC = 2,	/* becomes TRACED at its sched_process_exec */
 };
 
+/* --offcpu's -u and -k (bcc offcputime): which threads' blocks count. */
+enum stk_threads {
+	STK_THREADS_ALL = 0,
+	STK_THREADS_USER = 1,	/* -u: no kernel threads */
+	STK_THREADS_KERNEL = 2,	/* -k: kernel threads only */
+};
+
 /* Ring-buffer message: user space reads the process's /proc entries now. */
 enum stk_notify_kind {
 	STK_NOTIFY_SEEN = 0,	/* the first event of a tgid since BPF last forgot it */

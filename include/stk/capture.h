@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define CAP_MAJOR 2
@@ -435,6 +436,8 @@ int cap_open_in_root(const char *root, const char *path);
  * a reused file), else 0666 less the umask. Returns the fd for writing, or -errno.
  */
 int cap_create_output(const char *path, bool private);
+/* cap_create_output() as a stdio stream; NULL with errno set. */
+FILE *cap_fopen_output(const char *path, bool private);
 /* Why cap_create_output() failed, for a one-line error. */
 const char *cap_output_strerror(int err);
 

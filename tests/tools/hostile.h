@@ -35,6 +35,13 @@ static inline int hostile_meta(struct cap_writer *w)
 	return cap_writer__put(w, &rec);
 }
 
+/* format.md 1: little-endian on every host */
+static inline void hostile_put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 /*
  * chunks raw chunks of type, each of len bytes of zeros but for the largest element count
  * (elements of elem bytes after head bytes) at count_off, and a u32 chunk number at seq_off
@@ -51,11 +58,10 @@ static inline int hostile_bomb(struct cap_writer *w, uint16_t type, uint32_t chu
 	p = calloc(1, len);
 	if (!p)
 		return -ENOMEM;
-	for (i = 0; i < 4; i++)
-		p[count_off + i] = (uint8_t)(count >> (8 * i));
+	hostile_put_u32(p + count_off, count);
 	for (i = 0; i < chunks && !err; i++) {
-		for (int k = 0; seq_off != SIZE_MAX && k < 4; k++)
-			p[seq_off + k] = (uint8_t)(i >> (8 * k));
+		if (seq_off != SIZE_MAX)
+			hostile_put_u32(p + seq_off, i);
 		err = cap_writer__put_raw(w, type, CAP_CHUNK_F_MANDATORY, p, len);
 	}
 	free(p);

@@ -111,33 +111,31 @@ static inline void mkelf_xz_zeros_raw(struct mkelf_buf *b, uint64_t n)
 }
 
 /*
- * The same streams, made once per size: a capture of hundreds of objects holds the same
- * compressed zeros in each (compressing them anew would take seconds per object).
+ * make's stream of n zero bytes (mkelf_zlib_zeros_raw or mkelf_xz_zeros_raw), appended to b,
+ * made once per maker and size: a capture of hundreds of objects holds the same compressed
+ * zeros in each (compressing them anew would take seconds per object). One slot per maker, so
+ * that objects with both streams do not make them anew each time.
  */
-static inline void mkelf_zlib_zeros(struct mkelf_buf *b, uint64_t n)
+static inline void mkelf_zeros(struct mkelf_buf *b, uint64_t n,
+			       void (*make)(struct mkelf_buf *, uint64_t))
 {
-	static struct mkelf_buf cache;
-	static uint64_t cached_n = UINT64_MAX;
+	static struct {
+		void (*make)(struct mkelf_buf *, uint64_t);
+		uint64_t n;
+		struct mkelf_buf buf;
+	} cache[2];
+	size_t i = 0;
 
-	if (n != cached_n) {
-		cache.len = 0;
-		mkelf_zlib_zeros_raw(&cache, n);
-		cached_n = n;
+	/* the maker's slot, else a free one (the last slot is reused if a third maker comes) */
+	while (i + 1 < sizeof(cache) / sizeof(cache[0]) && cache[i].make && cache[i].make != make)
+		i++;
+	if (cache[i].make != make || cache[i].n != n) {
+		cache[i].buf.len = 0;
+		make(&cache[i].buf, n);
+		cache[i].make = make;
+		cache[i].n = n;
 	}
-	mkelf_put(b, cache.p, cache.len);
-}
-
-static inline void mkelf_xz_zeros(struct mkelf_buf *b, uint64_t n)
-{
-	static struct mkelf_buf cache;
-	static uint64_t cached_n = UINT64_MAX;
-
-	if (n != cached_n) {
-		cache.len = 0;
-		mkelf_xz_zeros_raw(&cache, n);
-		cached_n = n;
-	}
-	mkelf_put(b, cache.p, cache.len);
+	mkelf_put(b, cache[i].buf.p, cache[i].buf.len);
 }
 
 struct mkelf_section {
@@ -207,7 +205,7 @@ static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_
 		mkelf_align(b, 8);
 		start = b->len;
 		mkelf_put(b, &ch, sizeof(ch));
-		mkelf_zlib_zeros(b, debug_bytes);
+		mkelf_zeros(b, debug_bytes, mkelf_zlib_zeros_raw);
 		sec[nsec++] = (struct mkelf_section){ ".debug_info", SHT_PROGBITS, 0, 0,
 						      SHF_COMPRESSED, 0, start, b->len - start, 8,
 						      0 };
@@ -215,7 +213,7 @@ static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_
 	if (dd && debug_bytes) {
 		size_t start = b->len;
 
-		mkelf_xz_zeros(b, debug_bytes);
+		mkelf_zeros(b, debug_bytes, mkelf_xz_zeros_raw);
 		sec[nsec++] = (struct mkelf_section){ ".gnu_debugdata", SHT_PROGBITS, 0, 0, 0, 0,
 						      start, b->len - start, 1, 0 };
 	}

@@ -14,6 +14,7 @@
  *                                         only .dynsym), hit once each by one interval
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ int main(int argc, char **argv)
 {
 	struct cap_writer *w;
 	unsigned long n, mib;
+	bool objects;
 	int err;
 
 	if (argc < 5 || (strcmp(argv[1], "ksyms") && strcmp(argv[1], "rows") &&
@@ -32,10 +34,11 @@ int main(int argc, char **argv)
 				"       mkhostile objects OUT.stk NOBJ MIB [debugdata]\n");
 		return 2;
 	}
+	objects = !strcmp(argv[1], "objects");
 	n = strtoul(argv[3], NULL, 10);
 	mib = strtoul(argv[4], NULL, 10);
-	if (!strcmp(argv[1], "objects") ? n > 100000 || mib > 4096 :
-	    n > 100000 || mib < 1 || mib > CAP_MAX_CHUNK_RAW >> 20) {
+	/* a bomb's chunk holds 1 MiB at least and at most what a chunk may */
+	if (n > 100000 || (objects ? mib > 4096 : mib < 1 || mib > CAP_MAX_CHUNK_RAW >> 20)) {
 		fprintf(stderr, "mkhostile: out of range\n");
 		return 2;
 	}
@@ -44,7 +47,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkhostile: %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
-	if (!strcmp(argv[1], "objects")) {
+	if (objects) {
 		err = hostile_objects(w, n, (uint64_t)mib << 20,
 				      argc > 5 && !strcmp(argv[5], "debugdata") ? MKELF_DEBUGDATA : 0);
 	} else {
