@@ -95,8 +95,11 @@ static int count_blocked(struct rec_defer *df, const struct stk_deferred_time *t
 	return err;
 }
 
-/* Walk d's stack; read its process first when the walk needs mappings stkrec lacks. */
-static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
+/*
+ * Walk d's stack; read its process first when the walk needs mappings stkrec lacks. Under the
+ * reader's lock: the reader thread writes the mappings the walk reads (rec_unwind__proc).
+ */
+static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
 {
 	struct rec_miss miss = { .ts_ns = d->ts_ns };
 	uint32_t pid = d->key.tgid, n;
@@ -104,13 +107,27 @@ static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_
 	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
 	if (*stop != STK_STOP_PROC_UNKNOWN && *stop != STK_STOP_NO_MAPPING)
 		return n;
+	/* the kernel's records of what the process mapped may be waiting in their rings */
+	rec_reader__catch_up(df->reader);
+	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
+	if (*stop != STK_STOP_PROC_UNKNOWN && *stop != STK_STOP_NO_MAPPING)
+		return n;
 	/* read after the event: what it ran in was mapped then, and is in what was read */
 	if (rec_unwind__read_since(df->unwind, pid, d->ts_ns))
 		return n;
-	rec_reader__lock(df->reader);
 	rec_procs__recheck(df->procs, pid, &miss);	/* addr 0 (proc unknown): a plain read */
-	rec_reader__unlock(df->reader);	/* gone already: the walk stays cut */
+	/* gone already: the walk stays cut */
 	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
+}
+
+static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
+{
+	uint32_t n;
+
+	rec_reader__lock(df->reader);
+	n = walk_locked(df, d, stop);
+	rec_reader__unlock(df->reader);
+	return n;
 }
 
 #define STACK_AT offsetof(struct stk_deferred, stack)

@@ -206,13 +206,12 @@ void rec_objects__free(struct rec_objects *os)
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
-static int open_checked(uint32_t pid, const char *path, uint64_t dev, uint64_t inode)
+/* path inside root, if it is the file with this dev/inode; -1 otherwise. */
+static int open_checked(const char *root, const char *path, uint64_t dev, uint64_t inode)
 {
-	char root[64];
 	struct stat st;
 	int fd;
 
-	snprintf(root, sizeof(root), "/proc/%u/root", pid);
 	fd = cap_open_in_root(root, path);
 	if (fd < 0)
 		return -1;
@@ -226,7 +225,9 @@ static int open_checked(uint32_t pid, const char *path, uint64_t dev, uint64_t i
 /*
  * map_files/START-END is the mapped inode itself, whatever happened to its path (deleted,
  * renamed over, another mount namespace, a memfd); it needs root. The path inside /proc/PID/root
- * is the fallback, accepted only when dev/inode match the maps line.
+ * is the fallback, accepted only when dev/inode match the maps line. A process gone already
+ * (known from the kernel's mmap records) has neither: its path on the host is accepted when
+ * dev/inode match, which also says the process could read that file (it mapped it).
  */
 static int open_mapping(uint32_t pid, const struct cap_mapping *m)
 {
@@ -239,7 +240,9 @@ static int open_mapping(uint32_t pid, const struct cap_mapping *m)
 	fd = cap_open_regular(path, true);
 	if (fd >= 0 || m->kind != CAP_MAP_FILE)
 		return fd < 0 ? -1 : fd;
-	return open_checked(pid, m->path, m->dev, m->inode);
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	fd = open_checked(path, m->path, m->dev, m->inode);
+	return fd >= 0 ? fd : open_checked("/", m->path, m->dev, m->inode);
 }
 
 /* A content hash for objects without a GNU build-id: head, tail, size. */

@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * procmaps.c: processes as early as first seen. /proc/PID/stat (comm, start time), exe, and the
- * executable mappings of /proc/PID/maps with each file's GNU build-id, read through
- * /proc/PID/map_files (or /proc/PID/root) and checked against the dev/inode of the maps line, so
- * a replaced file or another mount namespace never lends a wrong build-id.
+ * procmaps.c: every process's executable mappings, per process, in time order. Two sources:
+ *   - /proc/PID (stat, exe, maps), read when BPF first sees a process, at its exec, and when
+ *     the unwinder misses an address: the only source for processes older than the recording;
+ *   - the kernel's mmap2/exec/fork/exit records (mmaps.c), which see the libraries ld.so maps
+ *     after the /proc read, dlopen()s, and processes that are gone before anyone could read them.
+ * Each mapping keeps the time it was made (or read): a record older than the last /proc read is
+ * in that read already, one older than the last exec belongs to the old image.
+ *
+ * Every mapping's object is opened through /proc/PID/map_files (or /proc/PID/root, or for a
+ * process gone already its path, dev/inode checked), so a replaced file or another mount
+ * namespace never lends a wrong build-id. Objects are opened, and mappings written to the
+ * capture and to the BPF walker, only for processes with events ("wanted"); the others cost an
+ * entry until they exit. Entries of exited processes are dropped one interval after the exit,
+ * once every event they had is drained and their last record written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,29 +30,50 @@
 
 #include "rec.h"
 
-/* An executable mapping reduced to what finding the objects hit by a stack needs. */
-struct range {
-	uint64_t start, end;
-	struct rec_object *obj;	/* NULL: no object (anonymous, unreadable) */
+/* An executable mapping and what stkrec knows of it. */
+struct pmap {
+	struct cap_mapping m;	/* m.path owned; build-id and flags set once looked up */
+	struct rec_object *obj;	/* NULL: none (anonymous, unreadable) or not looked up yet */
+	uint64_t added_ns;	/* when it was mapped, or read from /proc (CLOCK_MONOTONIC) */
+	bool looked_up;		/* obj opened (or known to be none) */
 };
 
 struct proc_entry {
 	uint32_t pid;
-	bool pending;		/* read since the last PROCS record */
+	bool pending;		/* changed since its last PROCS record */
+	bool wanted;		/* it has events: written, objects opened, given to the walker */
+	bool complete;		/* every mapping known: read from /proc, or followed since exec */
+	bool from_proc;		/* start time, exe, uid and namespace read from /proc */
+	bool dirty;		/* on the list of entries to give the walker again */
 	bool other_ns;		/* in another mount namespace than stkrec */
 	uint32_t uid;		/* struct rec_proc_info */
-	struct cap_process rec;
-	struct range *ranges;	/* sorted by start; kept after the record is written */
-	uint32_t nranges;
+	uint32_t exit_epoch;	/* rec_procs.epoch when its exit was seen; 0: alive */
+	uint64_t snapshot_ns;	/* the last /proc read: older records are in it */
+	uint64_t exec_ns;	/* the last exec: older records are of the old image */
+	struct cap_process rec;	/* without maps: those are built for each PROCS record */
+	struct pmap *maps;	/* sorted by start, not overlapping */
+	uint32_t nmaps;
+};
+
+/* A list of entries, for pending records and the walker's updates. */
+struct entry_list {
+	struct proc_entry **v;
+	uint32_t n, cap;
 };
 
 struct rec_procs {
 	void *procs;		/* tsearch tree of struct proc_entry, by pid */
 	struct rec_objects *objects;
 	struct rec_unwind *unwind;
-	struct proc_entry **pending;
-	uint32_t npending, cap;
+	struct entry_list pending;
+	struct entry_list dirty;
+	uint32_t *exited;	/* pids whose exit was seen, until their entry goes */
+	uint32_t nexited, exited_cap;
+	uint32_t epoch;		/* rec_procs__retire() calls, from 1 */
+	uint32_t nentries;
+	uint64_t known_ns;	/* the kernel's records up to then are applied (rec_procs__publish) */
 	struct cap_process *out;
+	struct cap_mapping *out_maps;
 	struct rec_object **hits;
 	uint32_t nhits, hits_cap;
 	char mnt_ns[64];	/* readlink of /proc/self/ns/mnt */
@@ -80,6 +111,7 @@ struct rec_procs *rec_procs__new(struct rec_unwind *unwind)
 	if (ps->clk_tck <= 0)
 		ps->clk_tck = 100;
 	ps->unwind = unwind;
+	ps->epoch = 1;
 	ps->objects = rec_objects__new(unwind);
 	if (!ps->objects) {
 		free(ps);
@@ -89,25 +121,27 @@ struct rec_procs *rec_procs__new(struct rec_unwind *unwind)
 	return ps;
 }
 
-static void clear_process(struct cap_process *p)
+static void free_maps(struct pmap *maps, uint32_t n)
 {
-	for (uint32_t i = 0; i < p->nmaps; i++)
-		free(p->maps[i].path);
-	free(p->maps);
-	free(p->comm);
-	free(p->exe);
-	p->maps = NULL;
-	p->nmaps = 0;
-	p->comm = NULL;
-	p->exe = NULL;
+	for (uint32_t i = 0; i < n; i++)
+		free(maps[i].m.path);
+	free(maps);
+}
+
+static void clear_maps(struct proc_entry *e)
+{
+	free_maps(e->maps, e->nmaps);
+	e->maps = NULL;
+	e->nmaps = 0;
 }
 
 static void free_entry(void *p)
 {
 	struct proc_entry *e = p;
 
-	clear_process(&e->rec);
-	free(e->ranges);
+	clear_maps(e);
+	free(e->rec.comm);
+	free(e->rec.exe);
 	free(e);
 }
 
@@ -117,9 +151,12 @@ void rec_procs__free(struct rec_procs *ps)
 		return;
 	tdestroy(ps->procs, free_entry);
 	rec_objects__free(ps->objects);
-	free(ps->pending);
+	free(ps->pending.v);
+	free(ps->dirty.v);
+	free(ps->exited);
 	free(ps->hits);
 	free(ps->out);
+	free(ps->out_maps);
 	free(ps);
 }
 
@@ -166,7 +203,6 @@ static uint32_t map_kind(const char *path)
 
 int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t psz)
 {
-	static const char deleted[] = " (deleted)";
 	unsigned long long start, end, pgoff, inode;
 	unsigned int major, minor;
 	char perms[8];
@@ -189,16 +225,281 @@ int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t ps
 		return -EINVAL;
 	memcpy(path, line + pos, n);
 	path[n] = 0;
-	n = strlen(path);
+	rec_mapping_path(m, path);
+	return 1;
+}
+
+void rec_mapping_path(struct cap_mapping *m, char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path);
+
 	if (n > sizeof(deleted) - 1 && !strcmp(path + n - (sizeof(deleted) - 1), deleted)) {
 		path[n - (sizeof(deleted) - 1)] = 0;
 		m->flags |= CAP_MAP_F_DELETED;
 	}
+	if (!strcmp(path, "//anon"))
+		path[0] = 0;	/* perf's name for an anonymous mapping (a JIT's code) */
 	m->kind = map_kind(path);
-	return 1;
 }
 
-/* ---- reading a process ------------------------------------------------------------------- */
+/* ---- entries ------------------------------------------------------------------------------- */
+
+static struct proc_entry *find_entry(struct rec_procs *ps, uint32_t pid)
+{
+	struct proc_entry key = { .pid = pid }, **found = tfind(&key, &ps->procs, cmp_proc);
+
+	return found ? *found : NULL;
+}
+
+static struct proc_entry *get_entry(struct rec_procs *ps, uint32_t pid)
+{
+	struct proc_entry *e = find_entry(ps, pid);
+
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	e->rec.pid = pid;
+	e->rec.comm = strdup("");
+	e->rec.exe = strdup("");
+	if (!e->rec.comm || !e->rec.exe || !tsearch(e, &ps->procs, cmp_proc)) {
+		free_entry(e);
+		return NULL;
+	}
+	ps->nentries++;
+	return e;
+}
+
+static int list_push(struct entry_list *l, struct proc_entry *e)
+{
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 64;
+		struct proc_entry **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = e;
+	return 0;
+}
+
+static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
+{
+	int err;
+
+	if (e->pending)
+		return 0;
+	err = list_push(&ps->pending, e);
+	e->pending = !err;
+	return err;
+}
+
+static int set_str(char **dst, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* ---- a process's mappings ------------------------------------------------------------------ */
+
+/* The mapping of p at start, whose path is moved in (NULL: nothing left to free). */
+static int push_pmap(struct pmap **v, uint32_t *n, uint32_t *cap, const struct pmap *p)
+{
+	if (*n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : 16;
+		struct pmap *w = realloc(*v, c * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		*v = w;
+		*cap = c;
+	}
+	(*v)[(*n)++] = *p;
+	return 0;
+}
+
+/* What is left of old outside [start, end): up to two pieces, with their own path copies. */
+static int push_outside(struct pmap **v, uint32_t *n, uint32_t *cap, const struct pmap *old,
+			uint64_t start, uint64_t end)
+{
+	struct pmap piece;
+	int err = 0;
+
+	if (old->m.end <= start || old->m.start >= end) {
+		piece = *old;
+		piece.m.path = strdup(old->m.path);
+		return piece.m.path ? push_pmap(v, n, cap, &piece) : -ENOMEM;
+	}
+	if (old->m.start < start) {
+		piece = *old;
+		piece.m.end = start;
+		piece.m.path = strdup(old->m.path);
+		err = piece.m.path ? push_pmap(v, n, cap, &piece) : -ENOMEM;
+	}
+	if (!err && old->m.end > end) {
+		piece = *old;
+		piece.m.start = end;
+		piece.m.pgoff += end - old->m.start;
+		piece.m.path = strdup(old->m.path);
+		err = piece.m.path ? push_pmap(v, n, cap, &piece) : -ENOMEM;
+	}
+	return err;
+}
+
+/*
+ * Add p (its path moved in) to e's mappings: a new mapping replaces whatever it overlaps, as
+ * mmap(MAP_FIXED) does. The list stays sorted by start.
+ */
+static int put_pmap(struct proc_entry *e, struct pmap *p)
+{
+	struct pmap *v = NULL;
+	uint32_t n = 0, cap = 0, i;
+	bool placed = false;
+	int err = 0;
+
+	for (i = 0; i < e->nmaps && !err; i++) {
+		if (!placed && e->maps[i].m.start >= p->m.start) {
+			err = push_pmap(&v, &n, &cap, p);
+			placed = !err;
+		}
+		if (!err)
+			err = push_outside(&v, &n, &cap, &e->maps[i], p->m.start, p->m.end);
+	}
+	if (!err && !placed)
+		err = push_pmap(&v, &n, &cap, p);
+	if (err) {
+		if (!placed)
+			free(p->m.path);
+		free_maps(v, n);
+		return err;
+	}
+	clear_maps(e);
+	e->maps = v;
+	e->nmaps = n;
+	return 0;
+}
+
+/* Forget the mappings made before ns (an exec replaced them). */
+static void drop_before(struct proc_entry *e, uint64_t ns)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < e->nmaps; i++) {
+		if (e->maps[i].added_ns < ns)
+			free(e->maps[i].m.path);
+		else
+			e->maps[kept++] = e->maps[i];
+	}
+	e->nmaps = kept;
+}
+
+/* Open the objects of e's mappings not looked up yet (held open until written). */
+static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
+{
+	bool other_ns = e->other_ns;
+
+	if (!e->from_proc) {
+		char ns[64];
+
+		/* not read from /proc: ask now; gone, the host path counts only if dev/inode match */
+		read_mnt_ns(e->pid, ns, sizeof(ns));
+		other_ns = !*ns || (*ps->mnt_ns && strcmp(ns, ps->mnt_ns));
+	}
+	for (uint32_t i = 0; i < e->nmaps; i++) {
+		struct pmap *p = &e->maps[i];
+
+		if (p->looked_up)
+			continue;
+		p->obj = rec_objects__get(ps->objects, e->pid, &p->m, other_ns);
+		p->looked_up = true;
+	}
+}
+
+/* ---- the BPF walker's view ----------------------------------------------------------------- */
+
+/* Give the walker e's mappings with their objects' unwind tables; known_ns: see rec_uread. */
+static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t known_ns,
+			  const struct rec_miss *miss)
+{
+	struct rec_uread rd = { .n = e->nmaps, .read_ns = known_ns, .miss = *miss };
+	struct rec_utable **tables;
+	struct cap_mapping *maps;
+	int err;
+
+	e->dirty = false;
+	if (!ps->unwind)
+		return 0;
+	tables = calloc(e->nmaps ? e->nmaps : 1, sizeof(*tables));
+	maps = calloc(e->nmaps ? e->nmaps : 1, sizeof(*maps));
+	err = tables && maps ? 0 : -ENOMEM;
+	for (uint32_t i = 0; !err && i < e->nmaps; i++) {
+		maps[i] = e->maps[i].m;
+		tables[i] = rec_object__utable(e->maps[i].obj);
+	}
+	rd.maps = maps;
+	rd.tables = tables;
+	if (!err)
+		err = rec_unwind__proc(ps->unwind, e->pid, &rd);
+	free(tables);
+	free(maps);
+	return err;
+}
+
+/* e changed: write it again, and give the walker its mappings at the next publish. */
+static int touch(struct rec_procs *ps, struct proc_entry *e)
+{
+	int err;
+
+	if (!e->wanted)
+		return 0;
+	err = mark_pending(ps, e);
+	if (!err && !e->dirty) {
+		err = list_push(&ps->dirty, e);
+		e->dirty = !err;
+	}
+	return err;
+}
+
+void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns)
+{
+	static const struct rec_miss none;
+
+	ps->known_ns = known_ns;
+	for (uint32_t i = 0; i < ps->dirty.n; i++) {
+		struct proc_entry *e = ps->dirty.v[i];
+
+		if (!e->dirty)
+			continue;	/* published since, by a /proc read */
+		look_up_objects(ps, e);
+		publish_unwind(ps, e, known_ns, &none);
+	}
+	ps->dirty.n = 0;
+}
+
+/* e has events: its objects are opened and its record written from now on. */
+static int want(struct rec_procs *ps, struct proc_entry *e)
+{
+	static const struct rec_miss none;
+
+	if (e->wanted)
+		return 0;
+	e->wanted = true;
+	look_up_objects(ps, e);
+	publish_unwind(ps, e, ps->known_ns, &none);
+	return mark_pending(ps, e);
+}
+
+/* ---- reading a process from /proc ---------------------------------------------------------- */
 
 static int read_stat(struct rec_procs *ps, uint32_t pid, char *comm, size_t csz, uint64_t *start,
 		     char *state)
@@ -234,26 +535,11 @@ static char *read_exe(uint32_t pid)
 	return strdup(target);
 }
 
-static int push_mapping(struct cap_process *p, const struct cap_mapping *m, const char *path)
-{
-	struct cap_mapping *v = realloc(p->maps, (p->nmaps + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	p->maps = v;
-	v[p->nmaps] = *m;
-	v[p->nmaps].path = strdup(path);
-	if (!v[p->nmaps].path)
-		return -ENOMEM;
-	p->nmaps++;
-	return 0;
-}
-
-/* What reading /proc/PID yields: the record and the object of each executable mapping. */
+/* What reading /proc/PID yields. */
 struct proc_read {
-	struct cap_process p;
-	struct range *ranges;
-	uint32_t nranges;
+	struct cap_process p;	/* without maps */
+	struct pmap *maps;
+	uint32_t nmaps, cap;
 	bool other_ns;
 	uint32_t uid;
 	uint64_t read_ns;	/* when /proc/PID/maps was opened */
@@ -261,29 +547,17 @@ struct proc_read {
 
 static void clear_read(struct proc_read *r)
 {
-	clear_process(&r->p);
-	free(r->ranges);
-	r->ranges = NULL;
-	r->nranges = 0;
-}
-
-static int push_range(struct proc_read *r, const struct cap_mapping *m, struct rec_object *obj)
-{
-	struct range *v = realloc(r->ranges, (r->nranges + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	r->ranges = v;
-	v[r->nranges++] = (struct range){ m->start, m->end, obj };
-	return 0;
+	free(r->p.comm);
+	free(r->p.exe);
+	free_maps(r->maps, r->nmaps);
+	memset(r, 0, sizeof(*r));
 }
 
 static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 {
 	char path[64], line[PATH_MAX + 256], file[PATH_MAX];
-	struct rec_object *obj;
-	struct cap_mapping m;
-	int err = 0, rc;
+	struct pmap p;
+	int err = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
@@ -291,15 +565,15 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	if (!f)
 		return -errno;
 	while (!err && fgets(line, sizeof(line), f)) {
-		rc = rec_maps_line(line, &m, file, sizeof(file));
-		if (rc <= 0)
+		if (rec_maps_line(line, &p.m, file, sizeof(file)) <= 0)
 			continue;
-		m.path = file;
+		p.m.path = file;
 		/* Opens the file now and holds it: the process may exit, the file go away. */
-		obj = rec_objects__get(ps->objects, pid, &m, r->other_ns);
-		err = push_mapping(&r->p, &m, file);
-		if (!err)
-			err = push_range(r, &m, obj);
+		p.obj = rec_objects__get(ps->objects, pid, &p.m, r->other_ns);
+		p.looked_up = true;
+		p.added_ns = r->read_ns;
+		p.m.path = strdup(file);
+		err = p.m.path ? push_pmap(&r->maps, &r->nmaps, &r->cap, &p) : -ENOMEM;
 	}
 	fclose(f);
 	return err;
@@ -340,85 +614,28 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	 * a kernel thread, which has no user frames to name). Say it is gone, so its record says
 	 * NO_MAPS instead of sending every user frame to "address outside any mapping".
 	 */
-	if (!err && !p->nmaps)
+	if (!err && !r->nmaps)
 		err = -ESRCH;
 	return err;
 }
 
-static struct proc_entry *find_entry(struct rec_procs *ps, uint32_t pid)
+/* e becomes what was read: the whole state of the process at r->read_ns. */
+static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
+		     const struct rec_miss *miss)
 {
-	struct proc_entry key = { .pid = pid }, **found = tfind(&key, &ps->procs, cmp_proc);
-
-	return found ? *found : NULL;
-}
-
-static struct proc_entry *get_entry(struct rec_procs *ps, uint32_t pid)
-{
-	struct proc_entry *e = find_entry(ps, pid);
-
-	if (e)
-		return e;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->pid = pid;
-	if (!tsearch(e, &ps->procs, cmp_proc)) {
-		free(e);
-		return NULL;
-	}
-	return e;
-}
-
-static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
-{
-	if (e->pending)
-		return 0;
-	if (ps->npending == ps->cap) {
-		uint32_t cap = ps->cap ? ps->cap * 2 : 64;
-		struct proc_entry **v = realloc(ps->pending, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->pending = v;
-		ps->cap = cap;
-	}
-	ps->pending[ps->npending++] = e;
-	e->pending = true;
-	return 0;
-}
-
-/* The walker's view of the process: its mappings with their objects' unwind tables. */
-static int publish_unwind(struct rec_procs *ps, const struct proc_read *r,
-			  const struct rec_miss *miss)
-{
-	/* ranges and p.maps were pushed together: one entry per executable mapping */
-	struct rec_uread rd = { .maps = r->p.maps, .n = r->nranges, .read_ns = r->read_ns,
-				.miss = *miss };
-	struct rec_utable **tables;
-	int err;
-
-	if (!ps->unwind)
-		return 0;
-	tables = calloc(r->nranges ? r->nranges : 1, sizeof(*tables));
-	if (!tables)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < r->nranges; i++)
-		tables[i] = rec_object__utable(r->ranges[i].obj);
-	rd.tables = tables;
-	err = rec_unwind__proc(ps->unwind, r->p.pid, &rd);
-	free(tables);
-	return err;
-}
-
-static int replace_record(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r)
-{
-	clear_process(&e->rec);
-	free(e->ranges);
+	clear_maps(e);
+	free(e->rec.comm);
+	free(e->rec.exe);
 	e->rec = r->p;
-	e->ranges = r->ranges;
-	e->nranges = r->nranges;
+	e->maps = r->maps;
+	e->nmaps = r->nmaps;
 	e->other_ns = r->other_ns;
 	e->uid = r->uid;
+	e->snapshot_ns = r->read_ns;
+	e->from_proc = e->complete = e->wanted = true;
+	e->exit_epoch = 0;
+	memset(r, 0, sizeof(*r));
+	publish_unwind(ps, e, e->snapshot_ns, miss);
 	return mark_pending(ps, e);
 }
 
@@ -434,23 +651,21 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 
 	if (!pid)
 		return 0;
-	if (e && why == REC_READ_IF_NEW && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
+	if (e && why == REC_READ_IF_NEW && e->from_proc && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
 		/* Known: read again only when the pid now belongs to another process. */
 		if (read_stat(ps, pid, comm, sizeof(comm), &start, &state) || start == e->rec.start_time)
 			return 0;
 	}
 	err = read_process(ps, pid, &r);
-	if (err) {
-		clear_read(&r);
-		return err;
+	if (!err) {
+		e = e ? e : get_entry(ps, pid);
+		err = e ? take_read(ps, e, &r, miss) : -ENOMEM;
+	} else if (e && e->complete) {
+		/* gone, or past exit_mm(): what the kernel's records told us is all there is */
+		err = want(ps, e);
 	}
-	e = e ? e : get_entry(ps, pid);
-	err = e ? publish_unwind(ps, &r, miss) : -ENOMEM;
-	if (err) {
-		clear_read(&r);
-		return err;
-	}
-	return replace_record(ps, e, &r);
+	clear_read(&r);
+	return err;
 }
 
 int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
@@ -468,67 +683,202 @@ int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)
 {
 	struct proc_entry *e = find_entry(ps, pid);
-	struct proc_read r = { 0 };
-	struct cap_process *p = &r.p;
+	char *named;
 
 	if (!pid)
 		return true;
-	if (e)
+	if (e && e->wanted)
 		return !(e->rec.flags & CAP_PROC_F_NO_MAPS);
-	if (!rec_procs__note(ps, pid, REC_READ_IF_NEW))
+	if (!rec_procs__note(ps, pid, REC_READ_IF_NEW) && (e = find_entry(ps, pid)) && e->wanted)
 		return true;
 	/* Gone before we could read it: a record that says so, with the comm BPF saw. */
 	e = get_entry(ps, pid);
-	if (!e)
+	if (!e || !(named = strndup(comm, CAP_COMM_LEN - 1)))
 		return false;
-	p->pid = pid;
-	p->flags = CAP_PROC_F_NO_MAPS;
-	p->comm = strndup(comm, CAP_COMM_LEN - 1);
-	p->exe = strdup("");
-	replace_record(ps, e, &r);
+	clear_maps(e);
+	free(e->rec.comm);
+	e->rec.comm = named;
+	e->rec.flags = CAP_PROC_F_NO_MAPS;
+	e->wanted = true;
+	e->complete = false;
+	if (!set_str(&e->rec.exe, ""))
+		mark_pending(ps, e);
 	return false;
 }
 
+/* ---- what the kernel's records say (mmaps.c) ----------------------------------------------- */
+
+void rec_procs__mapped(struct rec_procs *ps, uint32_t pid, const struct cap_mapping *m,
+		       uint64_t ns)
+{
+	struct proc_entry *e = get_entry(ps, pid);
+	struct pmap p = { .m = *m, .added_ns = ns };
+
+	/* in the last /proc read already, or of the image an exec has replaced since */
+	if (!e || ns < e->snapshot_ns || ns < e->exec_ns)
+		return;
+	p.m.path = strdup(m->path);
+	if (!p.m.path || put_pmap(e, &p))
+		return;
+	/* the first file an exec maps is the program (load_elf_binary maps it first) */
+	if (e->exec_ns && !*e->rec.exe && m->kind == CAP_MAP_FILE)
+		set_str(&e->rec.exe, m->path);
+	if (e->wanted)
+		look_up_objects(ps, e);	/* now, while map_files still leads to the file */
+	touch(ps, e);
+}
+
+void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint64_t ns)
+{
+	struct proc_entry *e = get_entry(ps, pid);
+
+	if (!e || ns < e->snapshot_ns)
+		return;		/* the last /proc read is of the new image already */
+	drop_before(e, ns);
+	e->exec_ns = ns;
+	e->complete = true;
+	e->rec.flags &= ~CAP_PROC_F_NO_MAPS;
+	if (set_str(&e->rec.comm, comm) || set_str(&e->rec.exe, ""))
+		return;
+	touch(ps, e);
+}
+
+void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64_t ns)
+{
+	struct proc_entry *parent = find_entry(ps, ppid), *e = get_entry(ps, pid);
+
+	/* records of the child read before its parent's fork record (another CPU's ring) */
+	if (!e || e->exec_ns > ns || e->snapshot_ns > ns)
+		return;
+	/* a pid used again: nothing of the process that had it carries over */
+	clear_maps(e);
+	e->complete = e->from_proc = false;
+	e->exit_epoch = 0;
+	e->snapshot_ns = ns;
+	e->exec_ns = 0;
+	e->rec.start_time = 0;
+	e->rec.flags = 0;
+	if (!parent || !parent->complete || (parent->rec.flags & CAP_PROC_F_NO_MAPS))
+		return;
+	/* a child starts with its parent's mappings */
+	for (uint32_t i = 0; i < parent->nmaps; i++) {
+		struct pmap p = parent->maps[i];
+
+		p.added_ns = ns;
+		p.m.path = strdup(p.m.path);
+		if (!p.m.path || put_pmap(e, &p))
+			return;
+	}
+	e->complete = true;
+	e->other_ns = parent->other_ns;
+	e->uid = parent->uid;
+	if (set_str(&e->rec.comm, parent->rec.comm) || set_str(&e->rec.exe, parent->rec.exe))
+		return;
+	touch(ps, e);
+}
+
+void rec_procs__exited(struct rec_procs *ps, uint32_t pid)
+{
+	struct proc_entry *e = find_entry(ps, pid);
+
+	if (!e || e->exit_epoch)
+		return;
+	if (ps->nexited == ps->exited_cap) {
+		uint32_t cap = ps->exited_cap ? ps->exited_cap * 2 : 256;
+		uint32_t *v = realloc(ps->exited, cap * sizeof(*v));
+
+		if (!v)
+			return;	/* kept until the end: memory, not correctness */
+		ps->exited = v;
+		ps->exited_cap = cap;
+	}
+	ps->exited[ps->nexited++] = pid;
+	e->exit_epoch = ps->epoch;
+}
+
+void rec_procs__retire(struct rec_procs *ps)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < ps->nexited; i++) {
+		struct proc_entry *e = find_entry(ps, ps->exited[i]);
+
+		if (!e || !e->exit_epoch)
+			continue;	/* the pid was used again since */
+		/* seen before the last retire: every event it had is in the drain just done */
+		if (e->exit_epoch >= ps->epoch || e->pending || e->dirty) {
+			ps->exited[kept++] = ps->exited[i];
+			continue;
+		}
+		tdelete(e, &ps->procs, cmp_proc);
+		rec_unwind__forget(ps->unwind, e->pid);
+		free_entry(e);
+		ps->nentries--;
+	}
+	ps->nexited = kept;
+	ps->epoch++;
+}
+
+uint32_t rec_procs__count(const struct rec_procs *ps)
+{
+	return ps->nentries;
+}
+
+/* ---- records ------------------------------------------------------------------------------- */
+
 void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out)
 {
-	struct cap_process *v = realloc(ps->out, (ps->npending ? ps->npending : 1) * sizeof(*v));
+	uint32_t nmaps = 0, used = 0;
+	struct cap_process *v;
+	struct cap_mapping *m;
 
 	out->count = 0;
 	out->procs = NULL;
-	if (!v)
+	for (uint32_t i = 0; i < ps->pending.n; i++)
+		nmaps += ps->pending.v[i]->nmaps;
+	v = realloc(ps->out, (ps->pending.n ? ps->pending.n : 1) * sizeof(*v));
+	if (v)
+		ps->out = v;
+	m = realloc(ps->out_maps, (nmaps ? nmaps : 1) * sizeof(*m));
+	if (m)
+		ps->out_maps = m;
+	if (!v || !m)
 		return;
-	ps->out = v;
-	for (uint32_t i = 0; i < ps->npending; i++)
-		v[i] = ps->pending[i]->rec;
-	out->count = ps->npending;
+	for (uint32_t i = 0; i < ps->pending.n; i++) {
+		const struct proc_entry *e = ps->pending.v[i];
+
+		v[i] = e->rec;
+		v[i].maps = m + used;
+		v[i].nmaps = e->nmaps;
+		for (uint32_t j = 0; j < e->nmaps; j++)
+			m[used++] = e->maps[j].m;
+	}
+	out->count = ps->pending.n;
 	out->procs = v;
 }
 
 void rec_procs__written(struct rec_procs *ps)
 {
-	/* Keep pid, start time and flags (to recognise the process later); drop the rest. */
-	for (uint32_t i = 0; i < ps->npending; i++) {
-		ps->pending[i]->pending = false;
-		clear_process(&ps->pending[i]->rec);
-	}
-	ps->npending = 0;
+	for (uint32_t i = 0; i < ps->pending.n; i++)
+		ps->pending.v[i]->pending = false;
+	ps->pending.n = 0;
 }
 
 /* ---- objects hit by stacks ---------------------------------------------------------------- */
 
 static struct rec_object *object_at(const struct proc_entry *e, uint64_t addr)
 {
-	uint32_t lo = 0, hi = e->nranges;
+	uint32_t lo = 0, hi = e->nmaps;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (addr < e->ranges[mid].start)
+		if (addr < e->maps[mid].m.start)
 			hi = mid;
-		else if (addr >= e->ranges[mid].end)
+		else if (addr >= e->maps[mid].m.end)
 			lo = mid + 1;
 		else
-			return e->ranges[mid].obj;
+			return e->maps[mid].obj;
 	}
 	return NULL;
 }
@@ -591,7 +941,7 @@ int rec_procs__info(struct rec_procs *ps, uint32_t pid, struct rec_proc_info *in
 {
 	const struct proc_entry *e = find_entry(ps, pid);
 
-	if (!e || (e->rec.flags & CAP_PROC_F_NO_MAPS))
+	if (!e || !e->from_proc || (e->rec.flags & CAP_PROC_F_NO_MAPS))
 		return -ENOENT;
 	info->start_time = e->rec.start_time;
 	info->other_ns = e->other_ns;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * reader.c: the notification reader thread. BPF sends a message when a process execs or is seen
- * for the first time; a process that lives 20 ms must have its maps read within milliseconds,
- * also while the main thread drains maps or extracts symbols for a slow interval. The thread
- * waits on the ring buffer's epoll fd and runs the handlers (rec_procs__note) under one lock,
+ * for the first time, and the kernel's mmap records (mmaps.c) say what every process maps; a
+ * process that lives 20 ms must have its files opened within milliseconds, while map_files still
+ * leads to them, also while the main thread drains maps or extracts symbols for a slow
+ * interval. The thread waits on both epoll fds and runs the handlers (rec_procs) under one lock,
  * which the main thread takes for its own rec_procs calls.
  */
 #include <errno.h>
@@ -18,27 +19,48 @@
 
 struct rec_reader {
 	struct rec_probe *probe;
+	struct rec_mmaps *mmaps;	/* NULL: BPF's notifications only */
+	struct rec_procs *procs;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	int stop;		/* __atomic: set by __stop, read by the thread */
 };
 
+/*
+ * The kernel's records first: a process BPF reports may be gone, and then they are all that is
+ * known of it.
+ */
+static void handle_all(struct rec_reader *rd)
+{
+	pthread_mutex_lock(&rd->lock);
+	rec_mmaps__consume(rd->mmaps, rd->procs);
+	rec_probe__poll(rd->probe, 0);
+	pthread_mutex_unlock(&rd->lock);
+}
+
+void rec_reader__catch_up(struct rec_reader *rd)
+{
+	if (rd)
+		rec_mmaps__consume(rd->mmaps, rd->procs);
+}
+
 static void *reader_main(void *arg)
 {
 	struct rec_reader *rd = arg;
-	struct pollfd pfd = { .fd = rec_probe__notify_fd(rd->probe), .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = rec_probe__notify_fd(rd->probe), .events = POLLIN },
+		{ .fd = rec_mmaps__fd(rd->mmaps), .events = POLLIN },	/* -1: ignored */
+	};
 
 	while (!__atomic_load_n(&rd->stop, __ATOMIC_RELAXED)) {
-		if (poll(&pfd, 1, WAIT_MS) <= 0)
-			continue;
-		pthread_mutex_lock(&rd->lock);
-		rec_probe__poll(rd->probe, 0);
-		pthread_mutex_unlock(&rd->lock);
+		if (poll(pfd, 2, WAIT_MS) > 0)
+			handle_all(rd);
 	}
 	return NULL;
 }
 
-struct rec_reader *rec_reader__start(struct rec_probe *p)
+struct rec_reader *rec_reader__start(struct rec_probe *p, struct rec_mmaps *mm,
+				     struct rec_procs *ps)
 {
 	struct rec_reader *rd = calloc(1, sizeof(*rd));
 	int err;
@@ -46,6 +68,8 @@ struct rec_reader *rec_reader__start(struct rec_probe *p)
 	if (!rd)
 		return NULL;
 	rd->probe = p;
+	rd->mmaps = mm;
+	rd->procs = ps;
 	pthread_mutex_init(&rd->lock, NULL);
 	err = pthread_create(&rd->thread, NULL, reader_main, rd);
 	if (err) {
@@ -74,9 +98,7 @@ void rec_reader__sync(struct rec_reader *rd)
 	if (!rd)
 		return;
 	/* A non-blocking poll consumes everything submitted so far, whichever thread runs it. */
-	pthread_mutex_lock(&rd->lock);
-	rec_probe__poll(rd->probe, 0);
-	pthread_mutex_unlock(&rd->lock);
+	handle_all(rd);
 }
 
 void rec_reader__stop(struct rec_reader *rd)

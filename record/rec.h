@@ -251,6 +251,8 @@ struct rec_uread {
  */
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd);
 const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u);
+/* pid exited: drop its mappings, here and in BPF. */
+void rec_unwind__forget(struct rec_unwind *u, uint32_t pid);
 /* Were pid's mappings last written to BPF read at or after ns (CLOCK_MONOTONIC)? */
 bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns);
 /*
@@ -337,9 +339,32 @@ int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss
  * comm). Returns whether its maps are known.
  */
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm);
-/* The processes read since the last call, for a PROCS record; lent until rec_procs__written(). */
+/* The processes changed since the last call, for a PROCS record; lent until rec_procs__written(). */
 void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out);
 void rec_procs__written(struct rec_procs *ps);
+/*
+ * What the kernel's records say (mmaps.c), ns: when it happened (CLOCK_MONOTONIC). A record
+ * older than the process's last /proc read or exec changes nothing.
+ */
+void rec_procs__mapped(struct rec_procs *ps, uint32_t pid, const struct cap_mapping *m,
+		       uint64_t ns);
+void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint64_t ns);
+/* A new process: it starts with its parent's mappings. */
+void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64_t ns);
+void rec_procs__exited(struct rec_procs *ps, uint32_t pid);
+/*
+ * Give the BPF walker the mappings the records changed; the records up to known_ns are all
+ * applied (struct rec_uread's read_ns).
+ */
+void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns);
+/*
+ * After each interval is written: drop the entries of processes whose exit was seen before the
+ * previous call (every event they had is drained, their record written). Keeps the table as
+ * small as the live processes.
+ */
+void rec_procs__retire(struct rec_procs *ps);
+/* Entries in the table (tests, and stkrec's figures). */
+uint32_t rec_procs__count(const struct rec_procs *ps);
 
 /* ---- objects and perf maps (objects.c, perfmap.c, procmaps.c) ------------------------------ */
 
@@ -428,17 +453,40 @@ uint64_t rec_kallsyms_signature(void);
 
 /* Notification reader thread (reader.c): reads processes as BPF reports them. */
 struct rec_reader;
-/* Start polling p's ring buffer in a thread; NULL with errno set (the caller then polls). */
-struct rec_reader *rec_reader__start(struct rec_probe *p);
+struct rec_mmaps;
+/*
+ * Start polling p's ring buffer and mm's records (NULL: none) into ps in a thread; NULL with
+ * errno set (the caller then polls).
+ */
+struct rec_reader *rec_reader__start(struct rec_probe *p, struct rec_mmaps *mm,
+				     struct rec_procs *ps);
 /* The lock every rec_procs call and notification handler runs under. Both take NULL. */
 void rec_reader__lock(struct rec_reader *rd);
 void rec_reader__unlock(struct rec_reader *rd);
 /* Handle every notification submitted before the call (takes the lock). */
 void rec_reader__sync(struct rec_reader *rd);
+/* With the lock held: apply the kernel's mmap records made so far (rec_mmaps__consume). */
+void rec_reader__catch_up(struct rec_reader *rd);
 void rec_reader__stop(struct rec_reader *rd);
 
 /* Parse one /proc/PID/maps line; returns 1 for an executable mapping, 0 to skip, -EINVAL. */
 int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t psz);
+/* m's kind and DELETED flag from its path, which loses a " (deleted)" suffix. */
+void rec_mapping_path(struct cap_mapping *m, char *path);
+
+/*
+ * The kernel's mmap2, exec, fork and exit records of every process (mmaps.c), read by the
+ * reader thread into rec_procs. NULL with errno set (stkrec then has /proc reads only).
+ */
+struct rec_mmaps;
+struct rec_mmaps *rec_mmaps__new(void);
+void rec_mmaps__free(struct rec_mmaps *mm);
+/* Readable (epoll) when records wait; -1 for NULL. */
+int rec_mmaps__fd(const struct rec_mmaps *mm);
+/* Apply every record waiting, in time order. 0 or -errno. */
+int rec_mmaps__consume(struct rec_mmaps *mm, struct rec_procs *ps);
+/* Records the kernel dropped because a ring was full. */
+uint64_t rec_mmaps__lost(const struct rec_mmaps *mm);
 /* Parse /proc/PID/stat: comm and starttime (clock ticks). */
 int rec_stat_line(const char *line, char *comm, size_t csz, uint64_t *start_ticks);
 

@@ -42,6 +42,7 @@ struct run {
 	struct rec_defer *defer;	/* events BPF left for a user-space walk (NULL: none) */
 	struct rec_drain_stats st;	/* the interval's losses so far */
 	struct rec_reader *reader;	/* notification thread; NULL: polled here */
+	struct rec_mmaps *mmaps;	/* the kernel's mmap records; NULL: /proc reads only */
 	struct rec_perfmaps *perfmaps;
 	struct rec_unwind *unwind;	/* CFI tables for BPF; NULL with --unwind fp */
 	struct rec_kallsyms *ksyms;	/* what KSYMS_ADD records write (kallsyms.c) */
@@ -195,8 +196,10 @@ static void ensure_processes(struct run *r, const struct cap_interval *iv, uint6
  */
 static void poll_notify(struct run *r, int timeout_ms)
 {
-	if (!r->reader)
+	if (!r->reader) {
+		rec_mmaps__consume(r->mmaps, r->procs);
 		rec_probe__poll(r->probe, timeout_ms);
+	}
 	else if (timeout_ms > 0 && r->defer)
 		rec_defer__wait(r->defer, timeout_ms);	/* deferred events wake us */
 	else if (timeout_ms > 0)
@@ -292,6 +295,9 @@ static int write_interval(struct run *r)
 		err = put_symbols(r, &iv.interval);
 	if (!err)
 		err = cap_writer__put(r->w, &iv);
+	rec_reader__lock(r->reader);
+	rec_procs__retire(r->procs);
+	rec_reader__unlock(r->reader);
 	lo.losses.interval_seq = r->seq;
 	lo.losses.ncpus = st->ncpus;
 	lo.losses.cpu_dropped = st->cpu_dropped;
@@ -458,6 +464,11 @@ static int setup(struct run *r)
 	if (!r->probe)
 		return -errno;
 	rec_unwind__attach(r->unwind, rec_probe__maps(r->probe));
+	/* before any read of /proc: every mapping made after that read is in a record */
+	r->mmaps = rec_mmaps__new();
+	if (!r->mmaps)
+		rec_err(0, "warning: cannot follow mappings as they are made (%s): reading /proc only",
+			strerror(errno));
 	/*
 	 * -p names processes that exist now: read their maps (and give the walker their tables)
 	 * before the first event, since a process may finish and exit before stkrec runs again
@@ -470,7 +481,7 @@ static int setup(struct run *r)
 	if (err)
 		return err;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
-	r->reader = rec_reader__start(r->probe);	/* NULL: loop() polls instead */
+	r->reader = rec_reader__start(r->probe, r->mmaps, r->procs);	/* NULL: loop() polls */
 	r->perfmaps = rec_perfmaps__new();
 	if (!r->perfmaps)
 		return rec_err(-ENOMEM, "out of memory");
@@ -544,6 +555,10 @@ int rec_run(const struct rec_opts *o)
 			(unsigned long long)r.events, o->offcpu ? "us off-CPU" : "events",
 			(unsigned long long)cap_writer__size(r.w), o->output);
 		print_unwind_stats(rec_unwind__stats(r.unwind), o);
+		if (rec_mmaps__lost(r.mmaps))
+			fprintf(stderr, "stkrec: warning: the kernel dropped %llu mapping records "
+				"(processes alive were read from /proc instead)\n",
+				(unsigned long long)rec_mmaps__lost(r.mmaps));
 	}
 out:
 	rec_child__close(r.child);
@@ -553,7 +568,8 @@ out:
 	rec_snoop__free(r.snoop);
 	rec_defer__free(r.defer);
 	rec_counts__free(r.counts);
-	rec_reader__stop(r.reader);	/* before the ring buffer and procs go */
+	rec_reader__stop(r.reader);	/* before the ring buffers and procs go */
+	rec_mmaps__free(r.mmaps);
 	rec_perfmaps__free(r.perfmaps);
 	rec_kallsyms__free(r.ksyms);
 	rec_probe__close(r.probe);

@@ -123,15 +123,33 @@ static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc 
 		return 0;
 	}
 	c = malloc(sizeof(*c));
+	if (c) {
+		/* filled before tsearch() compares it with the tree's entries */
+		c->pid = pid;
+		c->value = copy;
+		c->read_ns = read_ns;
+	}
 	if (!c || !tsearch(c, &u->procs, cmp_proc)) {
 		free(c);
 		free(copy);
 		return -ENOMEM;
 	}
-	c->pid = pid;
-	c->value = copy;
-	c->read_ns = read_ns;
 	return 0;
+}
+
+void rec_unwind__forget(struct rec_unwind *u, uint32_t pid)
+{
+	struct proc_copy key = { .pid = pid }, **found;
+	struct proc_copy *c;
+
+	if (!u || !(found = tfind(&key, &u->procs, cmp_proc)))
+		return;
+	c = *found;
+	tdelete(c, &u->procs, cmp_proc);
+	free_proc(c);
+	/* BPF's on_exit() deleted it too, unless stkrec wrote it again after the exit */
+	if (u->maps)
+		bpf_map_delete_elem(u->maps->unwind_procs_fd, &pid);
 }
 
 bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
