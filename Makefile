@@ -1,5 +1,6 @@
 # stkrec / stkreport build. `make` builds both tools; `make test` sets up a fresh Debian 12
-# machine (apt-get) and runs the whole suite; `make demo` records a 5 s profile and reports it.
+# machine (apt-get) and runs the whole suite; `make demo` records a 5 s profile and reports it;
+# `make static` builds $(OUTPUT)/stkreport-static, one file to copy to any x86-64 Linux.
 # Objects go to $(OUTPUT); `make V=1` shows the commands; `SAN=address,undefined` builds
 # instrumented copies into their own output directory.
 
@@ -31,6 +32,10 @@ PKGS_REC = libbpf libelf libdw liblz4
 PKGS_REP = libelf libdw sqlite3 liblz4 liblzma libdebuginfod
 REC_LIBS = $(shell pkg-config --libs $(PKGS_REC)) -lz
 REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -liberty -lz
+# The static stkreport links Debian's archives (libdw.a wants libbz2.a too: --static) but not
+# libdebuginfod, which has none and would bring libcurl, TLS and NSS: it is dlopen()ed instead.
+STATIC_LIBS = $(shell pkg-config --static --libs $(filter-out libdebuginfod,$(PKGS_REP))) \
+	-liberty -lz -lm
 FMT_LIBS = $(shell pkg-config --libs liblz4)
 
 SAN_FLAGS = $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
@@ -58,6 +63,7 @@ LIBREC = $(OUTPUT)/librec.a
 LIBREP = $(OUTPUT)/librep.a
 STKREC = $(OUTPUT)/stkrec
 STKREPORT = $(OUTPUT)/stkreport
+STKREPORT_STATIC = $(OUTPUT)/stkreport-static
 
 # Tests: each C file is one program printing `ok NAME` / `not ok NAME: why` / `skip NAME: why`.
 FMT_TESTS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/format/*.c))
@@ -74,10 +80,12 @@ NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
 # Inputs of tests/unit/rec_cfi: one program built with .eh_frame, and with its own functions' CFI
 # in .debug_frame only. Not sanitized, and outside tests/unit/, whose programs tests/run runs.
 CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi_prog_debug_frame
-CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS)
+# tests/check/static.sh runs the static stkreport; sanitizers cannot link statically.
+CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
+	$(if $(SAN),,$(STKREPORT_STATIC))
 
-.PHONY: all tools check-bins workloads deps check e2e test test-build demo bench bench-sym install uninstall \
-	golden-update clean
+.PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym install \
+	uninstall golden-update clean
 
 all: tools
 
@@ -111,6 +119,43 @@ $(STKREC): $(OUTPUT)/record/main.o $(LIBREC) $(LIBCAP)
 $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
+
+# ---- make static: stkreport as one file (issue 13) ---------------------------------------
+# The dynamic stkreport needs some 40 shared libraries (libcurl and its TLS through
+# libdebuginfod), so it cannot be copied to another machine alone. This one is a static,
+# non-PIE executable: no interpreter, no dynamic section, no file read but the capture, the
+# --symfs/--debug-dir trees and the debug paths of stkreport(1). The same objects, except
+# sym_debuginfod.c, compiled again to load libdebuginfod with dlopen() (see that file).
+#
+# glibc's libc.a marks the functions that load shared objects at run time, and ld warns when a
+# static program uses one. Expected here: dlopen(), in SQLite's load_extension (never enabled:
+# report/sql.c refuses extensions) and in sym_debuginfod.c's dbgd_load(). Any other such warning
+# (getpwnam, getgrgid, getaddrinfo...: NSS, whose modules are the target's own libnss_*.so)
+# means stkreport started to depend on them: it fails the link, as -Werror would. gconv (iconv)
+# gets no warning: it is linked in only for dcgettext, through which libelf and libdw translate
+# their messages, and stkreport never calls setlocale(), so in the C locale dcgettext opens no
+# catalog and converts nothing.
+STATIC_OBJS = $(OUTPUT)/report/main.o $(filter-out $(OUTPUT)/report/main.o \
+	$(OUTPUT)/report/sym_debuginfod.o,$(REP_OBJS)) $(OUTPUT)/static/report/sym_debuginfod.o \
+	$(FMT_OBJS)
+STATIC_LD_EXPECTED = -e "in function .\(unixDlOpen\|dbgd_load\)':$$" \
+	-e "warning: Using 'dlopen' in statically linked applications requires at runtime"
+
+static: $(STKREPORT_STATIC)
+
+$(OUTPUT)/static/report/sym_debuginfod.o: report/sym_debuginfod.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DSTK_DEBUGINFOD_DLOPEN -c $< -o $@
+
+$(STKREPORT_STATIC): $(STATIC_OBJS)
+	$(if $(SAN),$(error make static: sanitizers do not link statically (SAN=$(SAN))))
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(ALL_LDFLAGS) $^ $(STATIC_LIBS) -o $@ 2>$@.ld || \
+		{ cat $@.ld >&2; rm -f $@.ld; exit 1; }
+	$(Q)if grep -v $(STATIC_LD_EXPECTED) $@.ld >&2; then \
+		echo "$@: unexpected linker warnings (see the Makefile, make static)" >&2; \
+		rm -f $@.ld $(if $(filter 1,$(WERROR)),$@; exit 1); fi; rm -f $@.ld
 
 # ---- BPF: clang -target bpf, CO-RE against the committed bpf/vmlinux.h, bpftool skeletons ----
 

@@ -9,9 +9,9 @@
  * (a live or core-file address space) and checks candidates against a module it opened itself;
  * here objects come from the capture (often with no file at all), the search also covers
  * --symfs and several --debug-dir roots, and the caller needs "mismatch" apart from "absent".
- * So the list is walked here; libdebuginfod does the network part.
+ * So the list is walked here; libdebuginfod does the network part (through sym_dbgd_api(): the
+ * static stkreport loads it only when a report first asks a server).
  */
-#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,6 +32,7 @@ struct sym_finder {
 	const char *const *debug_dirs;
 	int ndebug_dirs;
 	char **real;			/* realpath() of symfs, then of each debug dir */
+	const struct sym_dbgd_api *dbgd_api;	/* NULL until first needed */
 	debuginfod_client *dbgd;	/* NULL until first needed */
 	bool dbgd_off;			/* DEBUGINFOD_URLS unset, or the server failed once */
 	bool tty;			/* stderr is a terminal: show download progress */
@@ -70,7 +71,7 @@ void sym_finder__free(struct sym_finder *f)
 	if (!f)
 		return;
 	if (f->dbgd)
-		debuginfod_end(f->dbgd);
+		f->dbgd_api->end(f->dbgd);
 	for (int i = 0; i < 1 + f->ndebug_dirs; i++)
 		free(f->real[i]);
 	free(f->real);
@@ -176,7 +177,8 @@ static char *join(const char *dir, const char *path)
 
 static int progress(debuginfod_client *c, long done, long total)
 {
-	struct sym_finder *f = debuginfod_get_user_data(c);
+	/* only called once sym_dbgd_api() returned the functions, and it lends them for good */
+	struct sym_finder *f = sym_dbgd_api()->get_user_data(c);
 
 	if (!f->tty)
 		return 0;
@@ -204,13 +206,14 @@ static debuginfod_client *dbgd_client(struct sym_finder *f)
 	 */
 	setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, "5", 0);
 	setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0", 0);
-	f->dbgd = debuginfod_begin();
+	f->dbgd_api = sym_dbgd_api();
+	f->dbgd = f->dbgd_api ? f->dbgd_api->begin() : NULL;
 	if (!f->dbgd) {
 		f->dbgd_off = true;
 		return NULL;
 	}
-	debuginfod_set_user_data(f->dbgd, f);
-	debuginfod_set_progressfn(f->dbgd, progress);
+	f->dbgd_api->set_user_data(f->dbgd, f);
+	f->dbgd_api->set_progressfn(f->dbgd, progress);
 	return f->dbgd;
 }
 
@@ -220,7 +223,7 @@ static char *dbgd_fetch(struct sym_finder *f, const struct sym_want *w, bool exe
 {
 	debuginfod_client *c = w->build_id_len ? dbgd_client(f) : NULL;
 	const char *slash;
-	char *path = NULL;
+	char *path = NULL, *copy;
 	int fd;
 
 	if (!c)
@@ -228,13 +231,16 @@ static char *dbgd_fetch(struct sym_finder *f, const struct sym_want *w, bool exe
 	slash = strrchr(w->path, '/');
 	f->current = slash ? slash + 1 : w->path;
 	f->progress_shown = false;
-	fd = executable ? debuginfod_find_executable(c, w->build_id, w->build_id_len, &path)
-			: debuginfod_find_debuginfo(c, w->build_id, w->build_id_len, &path);
+	fd = (executable ? f->dbgd_api->find_executable
+			 : f->dbgd_api->find_debuginfo)(c, w->build_id, w->build_id_len, &path);
 	if (f->progress_shown)
 		fputs("\r\033[K", stderr);
 	if (fd >= 0) {
 		close(fd);
-		return path;
+		/* the caller frees with free(); the path is the library's (sym_dbgd_api) */
+		copy = path ? strdup(path) : NULL;
+		f->dbgd_api->free(path);
+		return copy;
 	}
 	/* -ENOENT: the server does not have it. Anything else (refused, timed out, unreachable)
 	 * would happen again for every object: stop asking. */
@@ -242,7 +248,7 @@ static char *dbgd_fetch(struct sym_finder *f, const struct sym_want *w, bool exe
 		fprintf(stderr, "stkreport: debuginfod: %s; not asking it again\n", strerror(-fd));
 		f->dbgd_off = true;
 	}
-	free(path);
+	f->dbgd_api->free(path);
 	return NULL;
 }
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sym_internal.h: the pieces of the symbolizer (report/symbolize.c and report/sym_*.c) that only
- * it uses: finding object and debug files (sym_find.c), source lines and inline chains
- * (sym_dwarf.c), demangling (sym_demangle.c) and JIT symbols from perf maps (sym_jit.c).
+ * it uses: finding object and debug files (sym_find.c) and libdebuginfod's functions
+ * (sym_debuginfod.c), source lines and inline chains (sym_dwarf.c), demangling
+ * (sym_demangle.c) and JIT symbols from perf maps (sym_jit.c).
  */
 #ifndef REP_SYM_INTERNAL_H
 #define REP_SYM_INTERNAL_H
 
+#include <elfutils/debuginfod.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +86,29 @@ enum sym_reason sym_finder__object(struct sym_finder *f, const struct sym_want *
  */
 int sym_finder__debug(struct sym_finder *f, const struct sym_want *w, bool need_dwarf,
 		      struct sym_elf **out, char **found_path);
+
+/* ---- sym_debuginfod.c: libdebuginfod, linked or loaded ---------------------------------- */
+
+/* The functions of libdebuginfod that sym_find.c calls (elfutils/debuginfod.h). */
+struct sym_dbgd_api {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int len, char **path);
+	int (*find_executable)(debuginfod_client *c, const unsigned char *id, int len, char **path);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*free)(void *p);	/* frees the paths find_* return: the library's own free() */
+};
+
+/*
+ * libdebuginfod's functions, lent for the process's life. The dynamic stkreport links the
+ * library and always returns them. The static one (make static) loads it on the first call,
+ * which must come after any setenv() of a DEBUGINFOD_* variable (the library's libc copies the
+ * environment when it is loaded); when it cannot be used there it prints one warning, on the
+ * first call, and returns NULL, then and on every later call. Not thread safe.
+ */
+const struct sym_dbgd_api *sym_dbgd_api(void);
 
 /* ---- symbolize.c: ELF reading also used by sym_find.c ---------------------------------- */
 
