@@ -8,7 +8,9 @@
  *
  *   comm;root;...;leaf COUNT_BEFORE COUNT_AFTER
  *
- * the input of flamegraph.pl's differential mode (difffolded.pl's output), sorted by path.
+ * the input of flamegraph.pl's differential mode (difffolded.pl's output), sorted by path. The
+ * paths are those -f prints for AFTER's mode (emit_folded.c): for counting captures without
+ * -P the comm field is empty (without --by) or absent (with it), as in -f's lines.
  *
  * --normalize scales BEFORE into AFTER's units, so that equal behaviour gives equal counts:
  *
@@ -149,8 +151,8 @@ static int add_model(struct diff *d, int side, const struct rep_model *m, const 
 			break;
 		d->count[side][id] = rep_count_add(d->count[side][id], st->count, NULL);
 		d->total[side] = rep_count_add(d->total[side], st->count, NULL);
-		/* shares are of functions: skip the group and comm elements */
-		first = (o->by != REP_BY_NONE) + 1;
+		/* shares are of functions: skip the group and comm elements (or the empty field) */
+		first = (o->by != REP_BY_NONE) + (m->cfg.key_comm || emit_folded_blank_comm(m, o));
 		err = add_shares(d, side, path, n, first, (*stack_no)++, st->count);
 	}
 	fclose(mem);

@@ -2,11 +2,20 @@
 /*
  * emit_folded.c: `comm;user root;...;user leaf;[-;]kernel root;...;kernel leaf count`, the input
  * of flamegraph.pl, as bcc's stackcount -f (delimiter always with -d) and profile -f (delimiter
- * only when both stacks exist, "[Missed ... Stack]" placeholders) print it. Lines follow the
- * list order (least to most frequent); with -T each interval is headed by its time. With --by
- * the group's value is the first frame. The path is shared with --diff and --svg. Names go out
- * escaped (escape.h), ';' too, so a name can add neither a line nor a frame (FlameGraph's
- * stackcollapse-perf.pl turns ';' in names into ':' for the same reason; bcc leaves it).
+ * only when both stacks exist, "[Missed ... Stack]" placeholders) print it. The first field
+ * follows the tool the capture stands for: profile.py and offcputime.py always put the command
+ * name there (no pid; their counts are keyed by pid, so one line per process); stackcount.py
+ * only with -P (also without pid). Without -P stackcount's BPF key holds no name, and its line is
+ * [""] + frames joined by ';': the field is there but empty, so its lines start with ';'. We
+ * print that too, byte for byte, and frames keep their field numbers in every mode (awk -F';'
+ * and cut -d';' scripts written for bcc keep working). Per-event captures count as stackcount.
+ * With --by (ours, not bcc's) the group's value is the first field, then the comm where the mode
+ * keys on it, else the frames: no empty field in the middle of a line, which flamegraph.pl would
+ * draw as a nameless bar over each group. Lines follow the list order (least to most frequent);
+ * with -T each interval is headed by its time. The path is shared with --diff (the same lines)
+ * and --svg (which leaves the empty field out too). Names go out escaped (escape.h), ';' too, so
+ * a name can add neither a line nor a frame (FlameGraph's stackcollapse-perf.pl turns ';' in
+ * names into ':' for the same reason; bcc leaves it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +25,8 @@
 
 static void folded_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
 {
-	cfg->key_comm = true;
+	/* profile and offcputime key on (pid, comm); stackcount on both only with -P */
+	cfg->key_comm = profile || o->perpid;
 	cfg->key_pid = profile || o->perpid;
 	cfg->addr_column = false;
 }
@@ -47,6 +57,11 @@ static int path_reserve(struct emit_path_elem **buf, uint32_t *cap, const struct
 	return 0;
 }
 
+bool emit_folded_blank_comm(const struct rep_model *m, const struct rep_opts *o)
+{
+	return !m->cfg.key_comm && o->by == REP_BY_NONE;
+}
+
 int64_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
 			 const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap)
 {
@@ -63,7 +78,10 @@ int64_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
 	if (o->by != REP_BY_NONE)
 		path[n++] = (struct emit_path_elem){
 			rep_strtab__str(&m->strs, m->groups[st->group].value), false };
-	path[n++] = (struct emit_path_elem){ rep_strtab__str(&m->strs, st->comm), false };
+	if (m->cfg.key_comm)
+		path[n++] = (struct emit_path_elem){ rep_strtab__str(&m->strs, st->comm), false };
+	else if (emit_folded_blank_comm(m, o))
+		path[n++] = (struct emit_path_elem){ "", false, true };
 	if (!o->kernel_only) {
 		if (profile && (st->flags & REP_STACK_F_ULOST))
 			path[n++] = (struct emit_path_elem){ "[Missed User Stack]", false };

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * emit_svg.c: --svg OUT.svg, an interactive flame graph written by stkreport itself (stkreport(1),
- * "Flame graphs"). The stacks' folded paths (emit_folded_path(): [group;]comm;user...;kernel...)
- * merge into a tree under a root "all"; each node is one rectangle, its width proportional to its
- * count, root at the bottom, children in name order (as flamegraph.pl draws them). Each frame is
+ * "Flame graphs"). The stacks' folded paths (emit_folded_path(): [group;]comm;user...;kernel...,
+ * without the empty comm field of a counting capture's -f) merge into a tree under a root
+ * "all"; each node is one rectangle, its width proportional to its count, root at the bottom,
+ * children in name order (as flamegraph.pl draws them). Each frame is
  *
  *   <g class="f" data-s="START" data-n="COUNT" data-d="DEPTH"><title>NAME (N samples, P%)</title>
  *   <rect .../><text ...>NAME, cut to the width</text></g>
@@ -126,10 +127,20 @@ static void svg_clear(struct svg *s)
 	rep_strtab__clear(&s->names);
 }
 
+static void node_add(struct snode *nd, uint64_t count, bool before, double factor)
+{
+	if (before)
+		nd->before += (double)count * factor;
+	else
+		nd->count = rep_count_add(nd->count, count, NULL);
+}
+
 /* Add every stack of m: counts (before: false) or BEFORE's counts times factor. */
 static int svg_add_model(struct svg *s, const struct rep_model *m, const struct rep_opts *o,
 			 bool before, double factor)
 {
+	/* -f prints stackcount's empty comm field as bcc does; the graph draws no nameless bar */
+	int64_t skip = emit_folded_blank_comm(m, o) ? 0 : -1;
 	struct emit_path_elem *path = NULL;
 	uint32_t i, cap = 0;
 	int64_t n, j, at;
@@ -141,17 +152,16 @@ static int svg_add_model(struct svg *s, const struct rep_model *m, const struct 
 		n = emit_folded_path(m, o, st, &path, &cap);
 		err = n < 0 ? (int)n : 0;
 		/* the stack counts for "all" (node 0) and for every node on its path */
-		for (j = 0, at = 0; !err; j++) {
-			if (before)
-				s->nodes[at].before += (double)st->count * factor;
-			else
-				s->nodes[at].count = rep_count_add(s->nodes[at].count,
-								   st->count, NULL);
-			if (j == n)
-				break;
+		if (!err)
+			node_add(&s->nodes[0], st->count, before, factor);
+		for (j = 0, at = 0; j < n && !err; j++) {
+			if (j == skip)
+				continue;
 			at = child(s, at, &path[j]);
 			if (at < 0)
 				err = at;
+			else
+				node_add(&s->nodes[at], st->count, before, factor);
 		}
 	}
 	free(path);

@@ -392,11 +392,15 @@ struct emit_path_elem {
 /*
  * The folded path of st as -f prints it: [--by value;]comm;user frames root first;[-;]kernel
  * frames root first, with the "[Missed ... Stack]" markers of profile captures, into *buf (of
- * *cap elements, grown as needed; the caller frees it). Returns the number of elements, or
- * -ENOMEM (*buf kept).
+ * *cap elements, grown as needed; the caller frees it). The comm is there where m keys on it
+ * (sampling and off-CPU captures, -P); else, without --by, an empty element takes its place, as
+ * the empty field that starts stackcount's lines (emit_folded_blank_comm()). Returns the number
+ * of elements, or -ENOMEM (*buf kept).
  */
 int64_t emit_folded_path(const struct rep_model *m, const struct rep_opts *o,
 			 const struct rep_stack *st, struct emit_path_elem **buf, uint32_t *cap);
+/* Whether emit_folded_path()'s first element is that empty comm field (no frame of its own). */
+bool emit_folded_blank_comm(const struct rep_model *m, const struct rep_opts *o);
 /* The path joined with ';' (no count, no newline), names escaped with REP_ESC_SEMICOLON. */
 void emit_folded_line(FILE *out, const struct emit_path_elem *path, uint32_t n);
 

@@ -4,6 +4,9 @@
 # tests/golden/pprof/profile.proto to exactly expected.CASE.txt, and read, through its own id
 # tables (tests/golden/pprof/stacks.py), as exactly expected.CASE.stacks: sample values, labels
 # pid/tid/comm/probe, and function names leaf first. --update rewrites the expected files.
+# Where go is installed (Debian: golang-go), `go tool pprof` reads the files too, and the total
+# of each sample type equals the folded total (the sum of `stkreport -f`'s counts) times what one
+# count is worth in that type.
 set -u
 cd "$(dirname "$0")/../.."
 OUTPUT=${OUTPUT:-.output}
@@ -15,9 +18,61 @@ update=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
+
+# go_total NAME CAPTURE SAMPLE_INDEX PER_COUNT: `go tool pprof -top` of CAPTURE's profile, the
+# total of SAMPLE_INDEX (its "of N total"; nanoseconds printed as ns, not scaled) against the
+# folded total times PER_COUNT.
+go_total() {
+	local name=$1 cap=$2 index=$3 per=$4 unit=() folded want got
+	[ "$per" = 1 ] || unit=(-unit=ns)
+	folded=$("$STKREPORT" -q --symfs tests/golden/elf -f "$cap" |
+		awk '{ s += $NF } END { print s + 0 }')
+	want=$((folded * per))
+	if ! "$STKREPORT" -q --symfs tests/golden/elf --pprof "$tmp/go.pb.gz" "$cap" 2>"$tmp/err"; then
+		echo "not ok pprof/go.$name: stkreport failed: $(cat "$tmp/err")"
+		failed=1
+		return
+	fi
+	# -symbolize=none: the profile is symbolized; pprof must not look for the binaries
+	got=$(HOME=$tmp go tool pprof -symbolize=none -top -sample_index="$index" "${unit[@]}" \
+		"$tmp/go.pb.gz" 2>"$tmp/err" |
+		sed -n 's/^Showing nodes accounting for .* of \([0-9]*\)\(ns\)\{0,1\} total$/\1/p')
+	if [ -n "$got" ] && [ "$folded" -gt 0 ] && [ "$got" = "$want" ]; then
+		echo "ok pprof/go.$name"
+	else
+		echo "not ok pprof/go.$name: go tool pprof total of $index '$got', want $want" \
+			"($folded folded x $per) $(head -3 "$tmp/err")"
+		failed=1
+	fi
+}
+
+if [ $update = 1 ]; then
+	:
+elif ! command -v go >/dev/null; then
+	echo "skip pprof/go: SKIP: go not installed (Debian: golang-go): go tool pprof NOT checked"
+else
+	# a timed sampling capture: samples/count is the folded total, cpu/nanoseconds that many
+	# times 1 s / frequency (integer ns, as emit_pprof.c writes the period)
+	M=tests/golden/merge/input.stk
+	freq=$("$STKREPORT" -q --csv --sql "SELECT value FROM meta WHERE key = 'freq_hz'" "$M" |
+		tail -1 | tr -d '\r')
+	go_total samples "$M" samples 1
+	if [ "${freq:-0}" -gt 0 ] 2>/dev/null; then
+		go_total cpu "$M" cpu $((1000000000 / freq))
+	else
+		echo "not ok pprof/go.cpu: no freq_hz in $M's meta, got '$freq'"
+		failed=1
+	fi
+	# an off-CPU capture (the golden profile capture as stkrec --offcpu writes it: weight=us,
+	# kept in the fuzz corpus): off_cpu/nanoseconds is the folded microseconds x 1000
+	go_total off_cpu tests/fuzz/corpus/report-offcpu.stk off_cpu 1000
+	# a counting capture: events/count
+	go_total events tests/golden/count/input.stk events 1
+fi
+
 if ! command -v protoc >/dev/null; then
 	echo "skip pprof: protoc not installed (Debian: protobuf-compiler)"
-	exit 0
+	exit $failed
 fi
 have_python=1
 command -v python3 >/dev/null || have_python=0

@@ -19,7 +19,8 @@ tp=t:syscalls:sys_enter_getppid
 # From _start to main: the C library's frames are named where the host has libc's symbols (a
 # static __libc_start_call_main needs libc6-dbg), "[unknown]" where it does not.
 start=';_start;__libc_start_main(@@GLIBC_[0-9.]+)?;(__libc_start_call_main|\[unknown\]);main;'
-# whole COMM LEAF...: the folded stack of COMM from _start down to the frames given.
+# whole COMM LEAF...: the folded stack of COMM from _start down to the frames given (probe
+# captures: as `stkreport -f -P` prints it, stackcount's -f having the comm only with -P).
 whole() {
 	local comm=$1 re
 	shift
@@ -37,7 +38,7 @@ nofp_count() {
 		rec_ready "$name$mode" && wl_release
 		rec_signal INT "$REC_PID"
 		rec_wait "$REC_PID"
-		folded "$name$mode" "$tmp/$name$mode.stk"
+		folded "$name$mode" "$tmp/$name$mode.stk" -P
 		all=$(sum_folded "$tmp/$name$mode.rep")
 		got=$(sum_folded "$tmp/$name$mode.rep" "$want")
 		if [ "$mode" = auto ]; then
@@ -62,14 +63,14 @@ sig="$(whole wl_signal wl_outer wl_middle kill \
 	'(__restore_rt|\[unknown\])' wl_handler wl_getppid)"
 rec sig -q -o "$tmp/sig.stk" "$tp" -- "$NOFP/wl_signal" "$n"
 check_eq nofp.signal.exit 0 $? "$tmp/sig.err"
-folded sig "$tmp/sig.stk"
+folded sig "$tmp/sig.stk" -P
 check_eq nofp.signal.whole_chain "$n" "$(sum_folded "$tmp/sig.rep" "$sig")" "$tmp/sig.rep"
 
 # -- COMMAND: the first events come before stkrec has read the process; BPF defers them and
 # stkrec walks them itself. Still all N whole.
 rec cmd -q -o "$tmp/cmd.stk" "$tp" -- "$NOFP/wl_syscall" "$n"
 check_eq nofp.command.exit 0 $? "$tmp/cmd.err"
-folded cmd "$tmp/cmd.stk"
+folded cmd "$tmp/cmd.stk" -P
 check_eq nofp.command.whole_chain "$n" \
 	"$(sum_folded "$tmp/cmd.rep" "$(whole wl_syscall wl_outer wl_middle wl_getppid)")" \
 	"$tmp/cmd.rep"

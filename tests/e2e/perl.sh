@@ -80,7 +80,7 @@ check_eq perl.perf.top_chains "" "$missing" "$tmp/top.chains"
 # ---- c:malloc on a whole perl run, from its start (-- COMMAND) ----------------------------
 rec malloc -q -o "$tmp/malloc.stk" c:malloc -- "$perl" "$tmp/hash.pl" 1
 check_eq perl.malloc.exit 0 $? "$tmp/malloc.err"
-folded malloc "$tmp/malloc.stk" -U
+folded malloc "$tmp/malloc.stk" -U -P	# a probe capture: the comm leads only with -P
 check_share perl.malloc "$tmp/malloc.rep" '^perl;' '^perl;.*;main;' 10000 95 "reach main" \
 	"$tmp/malloc.stk"
 e2e_done

@@ -21,7 +21,8 @@ sleep 1.2
 rec_signal INT "$REC_PID"
 rec_wait "$REC_PID"
 check_eq short.exit 0 $? "$tmp/short.err"
-folded short "$tmp/short.stk" -U
+# -P: the comm leads stackcount's folded lines only with -P (one line per process)
+folded short "$tmp/short.stk" -U -P
 check_eq short.report_exit 0 $? "$tmp/short.rerr"
 total=$(sum_folded "$tmp/short.rep" '^wl_short;')
 full=$(sum_folded "$tmp/short.rep" '^wl_short;(.*;)?main;child;short_outer;short_middle;short_target ')

@@ -33,7 +33,7 @@ signal_case() {
 	check_true "$name.closing_line" "'stkrec: wrote N intervals, M events, B bytes to FILE' on stderr" \
 		grep -qE "^stkrec: wrote [0-9]+ intervals?, [0-9]+ events?, [0-9]+ bytes to $tmp/$name.stk\$" \
 		"$tmp/$name.err" || show "$tmp/$name.err"
-	report "$name" "$tmp/$name.stk" -f
+	report "$name" "$tmp/$name.stk" -f -P	# -P: the comm first (stackcount's -f)
 	check_eq "$name.report_exit" 0 $? "$tmp/$name.rerr"
 	check_true "$name.clean_close" "'clean close' and no truncation warning in stkreport's summary" \
 		bash -c "grep -q 'clean close' '$tmp/$name.rerr' &&
@@ -54,7 +54,7 @@ if rec_ready kill; then
 	sleep 2.5
 	rec_signal KILL "$REC_PID"
 	rec_wait "$REC_PID"
-	report kill "$tmp/kill.stk" -f
+	report kill "$tmp/kill.stk" -f -P
 	check_eq sigkill.report_exit 0 $? "$tmp/kill.rerr"
 	check_true sigkill.warning "a 'not closed' or 'truncated after interval' warning on stderr" \
 		grep -qE "not closed|^stkreport: $tmp/kill.stk: truncated after interval [0-9]+ \(chunk [0-9]+ at 0x[0-9a-f]+\)" \

@@ -16,7 +16,10 @@ check_eq tp.rec_events "$n" "$(rec_events tp)" "$tmp/tp.err"
 folded tp "$tmp/tp.stk"
 check_eq tp.report_exit 0 $? "$tmp/tp.rerr"
 check_eq tp.count "$n" "$(sum_folded "$tmp/tp.rep")" "$tmp/tp.rep"
-check_eq tp.comm "$n" "$(sum_folded "$tmp/tp.rep" '^wl_syscall;')" "$tmp/tp.rep"
+# stackcount's -f: the comm field is empty without -P, the comm (no pid) with it
+check_eq tp.no_comm "$n" "$(sum_folded "$tmp/tp.rep" '^;')" "$tmp/tp.rep"
+folded tp_p "$tmp/tp.stk" -P
+check_eq tp.comm "$n" "$(sum_folded "$tmp/tp_p.rep" '^wl_syscall;')" "$tmp/tp_p.rep"
 check_eq tp.user_chain "$n" "$(sum_folded "$tmp/tp.rep" "$(chain wl_getppid)")" "$tmp/tp.rep"
 # Folded: user frames, then kernel frames from the syscall entry down to the tracepoint.
 check_eq tp.kernel_frames "$n" \
@@ -43,7 +46,7 @@ check_eq tp.rec_K.no_user 0 "$(sum_folded "$tmp/tpk.rep" 'wl_getppid|main')" "$t
 rec tpx -q -o "$tmp/tpx.stk" "$tp" -- sh -c "exec '$WL/wl_syscall' -v 777"
 check_eq tp.cmd_exec.exit 0 $? "$tmp/tpx.err"
 check_true tp.cmd_exec.ran "the exec'd workload ran (printed its pid)" grep -q '^pid ' "$tmp/tpx.out"
-folded tpx "$tmp/tpx.stk"
+folded tpx "$tmp/tpx.stk" -P	# the comm of the exec'd program leads with -P
 check_eq tp.cmd_exec.count 777 "$(sum_folded "$tmp/tpx.rep" "^wl_syscall;.*$(chain wl_getppid)")" \
 	"$tmp/tpx.rep"
 

@@ -14,7 +14,8 @@ check_eq usdt.tracing_line "Tracing 1 functions for \"u:$bin:tick\"... Hit Ctrl-
 folded us "$tmp/us.stk"
 check_eq usdt.report_exit 0 $? "$tmp/us.rerr"
 check_eq usdt.count "$n" "$(sum_folded "$tmp/us.rep")" "$tmp/us.rep"
-check_eq usdt.chain "$n" "$(sum_folded "$tmp/us.rep" '^wl_usdt;(.*;)?main;wl_outer;wl_middle;wl_tick ')" \
+# (stackcount's -f: the comm field is empty without -P)
+check_eq usdt.chain "$n" "$(sum_folded "$tmp/us.rep" '^;(.*;)?main;wl_outer;wl_middle;wl_tick ')" \
 	"$tmp/us.rep"
 
 # -i 1 over several intervals.

@@ -3,9 +3,10 @@
 #                          [title=TEXT] [inverted]
 # Checks a flame graph written by stkreport --svg: valid XML (SVG namespace), the script with
 # zoom and search (also Ctrl-F and ?s=REGEX), every frame's rectangle where its data-s/data-n put it (x and width to 0.1 px
-# of 1180 px for the root's samples), and each PATH (frames from the root, ';'-joined, without
-# "all") present with COUNT samples in its title, and optionally the "before N" of --diff and a
-# colour class. Prints `ok golden/svg/NAME/CHECK` or `not ok ...: why` (tests/test.h protocol).
+# of 1180 px for the root's samples), every frame but the root named, and each PATH (frames
+# from the root, ';'-joined, without "all") present with COUNT samples in its title, and
+# optionally the "before N" of --diff and a colour class. Prints `ok golden/svg/NAME/CHECK` or
+# `not ok ...: why` (tests/test.h protocol).
 import os
 import re
 import shutil
@@ -84,6 +85,10 @@ bad = [f["name"] for f in frames
        abs(f["w"] - round(f["n"] / total * (WIDTH - 2 * XPAD), 1)) > 0.051 or
        abs(f["x"] - round(XPAD + f["s"] / total * (WIDTH - 2 * XPAD), 1)) > 0.051]
 check("geometry", not bad, f"frames placed off their counts: {bad[:5]}")
+
+# no nameless bar (e.g. stackcount's empty comm field drawn as a frame; its path would hide it)
+check("named", all(f["name"] for f in frames if f["d"] > 0),
+      f"{sum(1 for f in frames if f['d'] > 0 and not f['name'])} frames without a name")
 
 # path of each frame: its ancestors are the frames one level up whose span holds its start
 paths = {}
