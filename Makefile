@@ -73,7 +73,10 @@ FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
 # cfidump reads record/'s unwind tables: it links librec, the other tools librep.
 REC_TOOLS = $(OUTPUT)/tests/tools/cfidump
 TOOLS = $(filter-out $(REC_TOOLS),$(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c)))
-WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/workloads/*.c))
+# wl_dlib.c is the library wl_dlopen loads (DLIB), not a program.
+WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(filter-out tests/workloads/wl_dlib.c,\
+	$(wildcard tests/workloads/*.c))) $(DLIB)
+DLIB = $(OUTPUT)/tests/workloads/libwl_dlib.so
 # The same programs as production code is built: optimized, no frame pointer anywhere (nofp.sh).
 NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal
 NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
@@ -196,10 +199,16 @@ $(CFI_INPUTS): $(OUTPUT)/tests/inputs/cfi_prog_%: tests/unit/inputs/cfi_prog.c
 $(OUTPUT)/tests/workloads/wl_inline: WORKLOAD_CFLAGS = -O2 -g -fno-omit-frame-pointer \
 	-mno-omit-leaf-frame-pointer -Wall
 
-$(WORKLOADS): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/wl.h
+$(filter-out $(DLIB),$(WORKLOADS)): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c \
+		tests/workloads/wl.h
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@
+
+$(DLIB): tests/workloads/wl_dlib.c
+	$(call msg,WORKLOAD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -shared -fPIC $< -o $@
 
 # -fno-inline keeps each named function a frame; the sources keep calls from becoming tail calls.
 $(NOFP_WORKLOADS): $(OUTPUT)/tests/workloads/nofp/%: tests/workloads/%.c tests/workloads/wl.h

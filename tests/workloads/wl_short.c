@@ -8,14 +8,18 @@
  *                                   after exec, then live LIFE_MS in all and exit
  *
  * Each child is a new process (exec) that is gone about LIFE_MS after its first event: its maps
- * must be read at once, and its objects held open, for its frames to be named.
+ * must be known at once (the kernel's mmap records), and its objects held open, for its frames
+ * to be named, libc's included: short_target calls getppid() through libc.
  */
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "wl.h"
 
+/* Its getppid() call makes an event inside libc (a syscall tracepoint) for each uprobe hit. */
 __attribute__((noinline)) void short_target(void)
 {
+	getppid();
 	__asm__ __volatile__("");
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Mappings as the kernel makes them (issue 11): stkrec learns every executable mapping from the
+# kernel's mmap2 records, not only from /proc/PID/maps read when BPF first sees a process,
+# which is often before ld.so has mapped libc, never sees a process gone by then, and misses a
+# library dlopen()ed later.
+#   - 100 processes that live about 1 ms make their events inside libc (getppid through a
+#     syscall tracepoint): >= 99% have libc's leaf and the program's own chain named;
+#   - a program dlopen()s a library a second after its exec and calls into it: every event
+#     has the library's frames named, with the CFI walker and with frame pointers.
+# Before, the first gave 25 to 275 named libc leaves of 300 (issue 11), the second unnamed
+# library frames with --unwind fp.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_require
+
+tp=t:syscalls:sys_enter_getppid
+nprocs=100 hits=5
+
+for unwind in auto fp; do
+	name=libc_$unwind
+	rec_bg "$name" -q -i 1 -U --unwind "$unwind" -o "$tmp/$name.stk" "$tp"
+	rec_ready "$name" || not_ok "$name.ready" "stkrec did not start: $(head -1 "$tmp/$name.err")"
+	"$WL/wl_short" "$nprocs" "$hits" 1
+	check_eq "$name.workload_exit" 0 $?
+	sleep 1.2
+	rec_signal INT "$REC_PID"
+	rec_wait "$REC_PID"
+	check_eq "$name.exit" 0 $? "$tmp/$name.err"
+	folded "$name" "$tmp/$name.stk" -P
+	total=$(sum_folded "$tmp/$name.rep" '^wl_short;')
+	# A frame-pointer walk from a leaf without a frame (getppid) skips its caller.
+	named=$(sum_folded "$tmp/$name.rep" \
+		'^wl_short;(.*;)?main;child;short_outer;short_middle;(short_target;)?getppid ')
+	check_eq "$name.count" $((nprocs * hits)) "$total" "$tmp/$name.rep"
+	check_true "$name.libc_named" "at least 99% of $total events with libc's getppid and the \
+program's chain named, got $named" test $((named * 100)) -ge $((total * 99))
+done
+
+# A library dlopen()ed a second after the process's first events, system-wide (a -- COMMAND
+# child is read again at its exit, which would hide the miss). With frame pointers the walker
+# never misses an address, so nothing but the mmap record says where the library is.
+n=1000
+lib=$WL/libwl_dlib.so
+for unwind in auto fp; do
+	name=dlopen_$unwind
+	rec_bg "$name" -q -i 1 -U --unwind "$unwind" -o "$tmp/$name.stk" "$tp"
+	rec_ready "$name" || not_ok "$name.ready" "stkrec did not start: $(head -1 "$tmp/$name.err")"
+	"$WL/wl_dlopen" "$lib" "$n" 1000
+	check_eq "$name.workload_exit" 0 $?
+	sleep 1.2
+	rec_signal INT "$REC_PID"
+	rec_wait "$REC_PID"
+	check_eq "$name.exit" 0 $? "$tmp/$name.err"
+	folded "$name" "$tmp/$name.stk" -P
+	check_eq "$name.count" $((2 * n)) "$(sum_folded "$tmp/$name.rep" '^wl_dlopen;')" \
+		"$tmp/$name.rep"
+	check_eq "$name.library_named" "$n" "$(sum_folded "$tmp/$name.rep" \
+		'^wl_dlopen;(.*;)?main;call_library;dlib_outer;(dlib_work;)?getppid ')" "$tmp/$name.rep"
+done
+e2e_done
