@@ -14,6 +14,9 @@
  *   none (--no-symtabs) only what cannot be found again: the vdso, memfd, deleted and
  *                       namespace-only objects
  *   whole (--embed-objects) every object with hits whole (under the limit), symbols too
+ * Whenever a record holds symbols they are the object's .symtab, or when it has none its .dynsym
+ * and the .symtab of its debug file on this host (debugfile.c, CAP_OBJ_F_DEBUGFILE): the names
+ * this host's debug files give are in the capture, and a report does not depend on them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +66,7 @@ struct rec_objects {
 	void *written;		/* tsearch tree of struct written_id */
 	struct rec_object *vdso;
 	struct rec_unwind *unwind;	/* builds the walker's tables (NULL: --unwind fp) */
+	struct rec_debug_dirs debug;	/* where debug files are */
 	bool warned;
 };
 
@@ -190,8 +194,14 @@ struct rec_objects *rec_objects__new(struct rec_unwind *unwind)
 	elf_version(EV_CURRENT);
 	raise_fd_limit();
 	os->unwind = unwind;
+	rec_debug_dirs_default(&os->debug);
 	os->vdso = read_vdso(unwind);	/* NULL on an exotic system: vdso frames stay unnamed */
 	return os;
+}
+
+void rec_objects__set_debug_dirs(struct rec_objects *os, const struct rec_debug_dirs *d)
+{
+	os->debug = *d;
 }
 
 void rec_objects__free(struct rec_objects *os)
@@ -355,14 +365,25 @@ bool rec_object__queue(struct rec_object *obj)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
-static int cmp_symbol(const void *a, const void *b)
+/* A function symbol while an object's table is gathered (names lent by their Elf). */
+struct fsym {
+	uint64_t addr;
+	struct cap_symbol_cand c;
+};
+
+struct fsyms {
+	struct fsym *v;
+	uint32_t n, cap;
+};
+
+static int cmp_fsym(const void *a, const void *b)
 {
-	const struct cap_symbol *x = a, *y = b;
+	const struct fsym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Of aliases at one address, the one with a size first (it is kept). */
-	return (x->size == 0) - (y->size == 0);
+	/* of aliases at one address, the one a report names it by first (it is kept) */
+	return cap_symbol_prefer(&x->c, &y->c);
 }
 
 static bool is_function(const GElf_Sym *s)
@@ -383,27 +404,28 @@ static Elf_Scn *find_section(Elf *e, Elf64_Word type, GElf_Shdr *shdr)
 	return NULL;
 }
 
-static int read_symbols(Elf *e, struct cap_object *o)
+/*
+ * The function symbols of e's section of this type (SHT_SYMTAB, SHT_DYNSYM) into l: how many,
+ * or -ENOMEM. A debug file is read into memory (ELF_C_READ): limit (0: none) bounds the
+ * sections read, a symbol table and its strings; a larger table would not fit a chunk anyway.
+ */
+static int add_table(Elf *e, Elf64_Word type, uint64_t limit, struct fsyms *l)
 {
-	GElf_Shdr shdr;
-	Elf_Scn *scn = find_section(e, SHT_SYMTAB, &shdr);
+	GElf_Shdr shdr, strs;
+	Elf_Scn *scn = find_section(e, type, &shdr);
 	Elf_Data *data;
-	uint32_t n = 0, kept = 0;
+	uint32_t n, added = 0;
 	GElf_Sym sym;
 
-	o->flags |= CAP_OBJ_F_SYMTAB;
-	if (!scn) {
-		scn = find_section(e, SHT_DYNSYM, &shdr);
-		o->flags ^= CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM;
-	}
-	if (!scn || !shdr.sh_entsize || !(data = elf_getdata(scn, NULL))) {
-		o->flags &= ~(CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM);
+	if (!scn || !shdr.sh_entsize)
 		return 0;
-	}
+	if (limit && (shdr.sh_size > limit ||
+		      !gelf_getshdr(elf_getscn(e, shdr.sh_link), &strs) || strs.sh_size > limit))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;
 	n = shdr.sh_size / shdr.sh_entsize;
-	o->syms = calloc(n ? n : 1, sizeof(*o->syms));
-	if (!o->syms)
-		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		const char *name;
 
@@ -412,16 +434,107 @@ static int read_symbols(Elf *e, struct cap_object *o)
 		name = elf_strptr(e, shdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		o->syms[o->nsyms].addr = sym.st_value;
-		o->syms[o->nsyms].size = sym.st_size;
-		o->syms[o->nsyms].name = (char *)name;	/* lent by e, which outlives the record */
-		o->nsyms++;
+		if (l->n == l->cap) {
+			uint32_t cap = l->cap ? 2 * l->cap : 1024;
+			struct fsym *v = realloc(l->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			l->v = v;
+			l->cap = cap;
+		}
+		l->v[l->n++] = (struct fsym){ sym.st_value,
+					      { sym.st_size, GELF_ST_BIND(sym.st_info), name } };
+		added++;
 	}
-	qsort(o->syms, o->nsyms, sizeof(*o->syms), cmp_symbol);
-	for (uint32_t i = 0; i < o->nsyms; i++)
-		if (!kept || o->syms[kept - 1].addr != o->syms[i].addr)
-			o->syms[kept++] = o->syms[i];
+	return added;
+}
+
+/* A separate debug file, open while the record borrows its names. */
+struct debug_file {
+	int fd;
+	Elf *e;
+};
+
+static void debug_file_close(struct debug_file *d)
+{
+	if (d->e)
+		elf_end(d->e);
+	if (d->fd >= 0)
+		close(d->fd);
+	d->e = NULL;
+	d->fd = -1;
+}
+
+/* The debug file of obj on this host (e: obj's ELF) into dbg, or none (dbg->fd < 0). */
+static void open_debug_file(const struct rec_objects *os, const struct rec_object *obj, Elf *e,
+			    struct debug_file *dbg)
+{
+	GElf_Word crc = 0;
+	const char *link = dwelf_elf_gnu_debuglink(e, &crc);
+	struct rec_debug_want w = { .debuglink = link, .crc = crc };
+
+	/* a namespace path names another file (or none) here; a memfd or the vdso none at all */
+	if (obj->kind == CAP_MAP_FILE && !(obj->map_flags & CAP_MAP_F_NS_PATH))
+		w.path = obj->path;
+	/* a pseudo id is stkrec's own: no debug file carries it */
+	if (!(obj->map_flags & CAP_MAP_F_PSEUDO_ID)) {
+		w.build_id = obj->build_id;
+		w.build_id_len = obj->build_id_len;
+	}
+	dbg->fd = rec_debug_open(&os->debug, &w, &dbg->e);
+}
+
+/*
+ * o's function symbols, one per address (format.md 4.8; flags say where they came from): e's
+ * .symtab; without one its .dynsym, and unless dbg is NULL the .symtab of its debug file on this
+ * host too, left open in dbg (it lends the names).
+ */
+static int read_symbols(const struct rec_objects *os, const struct rec_object *obj, Elf *e,
+			struct debug_file *dbg, struct cap_object *o)
+{
+	struct fsyms l = { 0 };
+	GElf_Shdr shdr;
+	uint32_t kept = 0;
+	int n;
+
+	o->flags &= ~(CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM | CAP_OBJ_F_DEBUGFILE);
+	n = add_table(e, SHT_SYMTAB, 0, &l);
+	if (n > 0)
+		o->flags |= CAP_OBJ_F_SYMTAB;
+	if (!n) {
+		n = add_table(e, SHT_DYNSYM, 0, &l);
+		if (find_section(e, SHT_DYNSYM, &shdr))
+			o->flags |= CAP_OBJ_F_DYNSYM;
+	}
+	/* stripped: its debug file names the local functions .dynsym lacks */
+	if (n >= 0 && dbg && !(o->flags & CAP_OBJ_F_SYMTAB)) {
+		open_debug_file(os, obj, e, dbg);
+		if (dbg->fd >= 0 && (n = add_table(dbg->e, SHT_SYMTAB, CAP_MAX_CHUNK_RAW, &l)) > 0)
+			o->flags |= CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGFILE;
+	}
+	if (n < 0) {
+		free(l.v);
+		return n;
+	}
+	o->syms = calloc(l.n ? l.n : 1, sizeof(*o->syms));
+	if (!o->syms) {
+		free(l.v);
+		return -ENOMEM;
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_fsym);
+	for (uint32_t i = 0; i < l.n; i++) {
+		if (kept && o->syms[kept - 1].addr == l.v[i].addr)
+			continue;
+		o->syms[kept].addr = l.v[i].addr;
+		o->syms[kept].size = l.v[i].c.size;
+		/* lent by e or the debug file, which outlive the record */
+		o->syms[kept].name = (char *)l.v[i].c.name;
+		kept++;
+	}
 	o->nsyms = kept;
+	free(l.v);
 	return 0;
 }
 
@@ -521,6 +634,7 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 {
 	struct cap_record rec = { .type = CAP_CHUNK_OBJECTS };
 	struct cap_object o = { 0 };
+	struct debug_file dbg = { .fd = -1 };
 	enum embed level = embed_level(obj, opts);
 	Elf *e = NULL;
 	int err = 0;
@@ -542,7 +656,7 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 		o.debuglink = link ? (char *)link : "";
 		err = read_segments(e, &o);
 		if (!err)
-			err = read_symbols(e, &o);
+			err = read_symbols(os, obj, e, &dbg, &o);
 	}
 	if (!err && level == EMBED_WHOLE) {
 		o.data = read_whole(obj, &o.data_len);
@@ -552,11 +666,31 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 	rec.objects.count = 1;
 	rec.objects.objs = &o;
 	if (!err)
-		err = object_error(os, obj, cap_writer__put(w, &rec));
+		err = cap_writer__put(w, &rec);
+	/* over a chunk (nothing was written): without the bytes (format.md 4.8), then without the
+	 * debug file's symbols */
+	if (err == -EOVERFLOW && o.data) {
+		if (o.data != obj->image)
+			free(o.data);
+		o.data = NULL;
+		o.data_len = 0;
+		o.flags &= ~CAP_OBJ_F_WHOLE;
+		err = cap_writer__put(w, &rec);
+	}
+	if (err == -EOVERFLOW && (o.flags & CAP_OBJ_F_DEBUGFILE)) {
+		free(o.syms);
+		o.syms = NULL;
+		o.nsyms = 0;
+		err = read_symbols(os, obj, e, NULL, &o);
+		if (!err)
+			err = cap_writer__put(w, &rec);
+	}
+	err = object_error(os, obj, err);
 	if (o.data != obj->image)
 		free(o.data);
 	free(o.segs);
 	free(o.syms);
+	debug_file_close(&dbg);
 	if (e)
 		elf_end(e);
 	return err;

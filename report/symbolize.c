@@ -179,15 +179,10 @@ const struct sym_symbol *sym_symbols_find(const struct sym_symbol *syms, uint32_
 	return NULL;
 }
 
-static int bind_rank(unsigned char bind)
-{
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-}
-
 struct raw_sym {
-	uint64_t addr, size;
-	size_t name_off;
-	int rank;
+	uint64_t addr;
+	size_t name_off;	/* into sym_buf.names, which moves while it grows */
+	struct cap_symbol_cand c;	/* c.name set once the names stop moving */
 };
 
 static int raw_sym_cmp(const void *a, const void *b)
@@ -196,12 +191,8 @@ static int raw_sym_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* at one address prefer a sized, global symbol: the name a user knows */
-	if (!x->size != !y->size)
-		return x->size ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	return x->name_off < y->name_off ? -1 : x->name_off > y->name_off;
+	/* of aliases at one address, the one stkrec keeps when it embeds a table (format.md 4.8) */
+	return cap_symbol_prefer(&x->c, &y->c);
 }
 
 struct sym_buf {
@@ -211,9 +202,10 @@ struct sym_buf {
 	size_t len, names_cap;
 };
 
+/* name is kept without its symbol version (format.md 4.8), as from an embedded table */
 static int buf_add(struct sym_buf *b, const GElf_Sym *sym, const char *name)
 {
-	size_t nlen = strlen(name) + 1;
+	size_t base = cap_symbol_base_len(name), nlen = base + 1;
 
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 256;
@@ -233,11 +225,12 @@ static int buf_add(struct sym_buf *b, const GElf_Sym *sym, const char *name)
 		b->names = p;
 		b->names_cap = cap;
 	}
-	memcpy(b->names + b->len, name, nlen);
+	memcpy(b->names + b->len, name, base);
+	b->names[b->len + base] = 0;
 	b->syms[b->n].addr = sym->st_value;
-	b->syms[b->n].size = sym->st_size;
 	b->syms[b->n].name_off = b->len;
-	b->syms[b->n].rank = bind_rank(GELF_ST_BIND(sym->st_info));
+	b->syms[b->n].c = (struct cap_symbol_cand){ sym->st_size, GELF_ST_BIND(sym->st_info),
+						    NULL };
 	b->n++;
 	b->len += nlen;
 	return 0;
@@ -422,6 +415,8 @@ static int collect_symbols(Elf *elf, struct sym_elf *e, struct sym_debug_budget 
 	}
 	if (err)
 		goto out;
+	for (i = 0; i < b.n; i++)
+		b.syms[i].c.name = b.names + b.syms[i].name_off;
 	if (b.n)
 		qsort(b.syms, b.n, sizeof(*b.syms), raw_sym_cmp);
 	e->syms = calloc(b.n ? b.n : 1, sizeof(*e->syms));
@@ -433,16 +428,13 @@ static int collect_symbols(Elf *elf, struct sym_elf *e, struct sym_debug_budget 
 		if (e->nsyms && e->syms[e->nsyms - 1].addr == b.syms[i].addr)
 			continue;	/* aliases: the first after sorting wins */
 		e->syms[e->nsyms].addr = b.syms[i].addr;
-		e->syms[e->nsyms].size = b.syms[i].size;
-		/* names are fixed up once the buffer stops moving */
-		e->syms[e->nsyms].name = (const char *)(uintptr_t)b.syms[i].name_off;
+		e->syms[e->nsyms].size = b.syms[i].c.size;
+		e->syms[e->nsyms].name = b.syms[i].c.name;	/* into b.names, kept as e->names */
 		e->nsyms++;
 	}
 	e->names = b.names;
 	e->bytes += (uint64_t)(b.n ? b.n : 1) * sizeof(*e->syms) + b.names_cap;
 	b.names = NULL;
-	for (i = 0; i < e->nsyms; i++)
-		e->syms[i].name = e->names + (uintptr_t)e->syms[i].name;
 out:
 	free(b.syms);
 	free(b.names);
@@ -786,26 +778,39 @@ static bool dso_eq(const void *ctx, uint32_t val)
 static int embedded_sym_cmp(const void *a, const void *b)
 {
 	const struct sym_symbol *x = a, *y = b;
+	/* a table has no bindings: stkrec kept one symbol per address by them (format.md 4.8) */
+	struct cap_symbol_cand cx = { x->size, STB_GLOBAL, x->name };
+	struct cap_symbol_cand cy = { y->size, STB_GLOBAL, y->name };
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* as raw_sym_cmp: at one address a sized symbol first */
-	if (!x->size != !y->size)
-		return x->size ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return cap_symbol_prefer(&cx, &cy);
 }
 
-/* The symbols and segments of an embedded record (names borrowed from the record). */
+/*
+ * The symbols and segments of an embedded record (names borrowed from the record, but those
+ * with a symbol version, which are copied without it: format.md 4.8).
+ */
 static struct sym_elf *elf_from_record(const struct cap_object *o)
 {
 	struct sym_elf *e = calloc(1, sizeof(*e));
+	uint64_t copied = 0;
 	uint32_t i, n = 0;
+	char *p;
 
 	if (!e)
 		return NULL;
+	for (i = 0; i < o->nsyms; i++) {
+		const char *name = o->syms[i].name;
+		size_t base = name ? cap_symbol_base_len(name) : 0;
+
+		if (name && name[base])
+			copied += base + 1;
+	}
 	e->segs = calloc(o->nsegs ? o->nsegs : 1, sizeof(*e->segs));
 	e->syms = calloc(o->nsyms ? o->nsyms : 1, sizeof(*e->syms));
-	if (!e->segs || !e->syms) {
+	e->names = p = malloc(copied ? copied : 1);
+	if (!e->segs || !e->syms || !e->names) {
 		sym_elf__close(e);
 		return NULL;
 	}
@@ -816,11 +821,21 @@ static struct sym_elf *elf_from_record(const struct cap_object *o)
 	}
 	e->nsegs = o->nsegs;
 	for (i = 0; i < o->nsyms; i++) {
-		if (!o->syms[i].name || !*o->syms[i].name)
+		const char *name = o->syms[i].name;
+		size_t base;
+
+		if (!name || !*name)
 			continue;
 		e->syms[n].addr = o->syms[i].addr;
 		e->syms[n].size = o->syms[i].size;
-		e->syms[n].name = o->syms[i].name;
+		e->syms[n].name = name;
+		base = cap_symbol_base_len(name);
+		if (name[base]) {
+			memcpy(p, name, base);
+			p[base] = 0;
+			e->syms[n].name = p;
+			p += base + 1;
+		}
 		n++;
 	}
 	/* the writer sorts them, but a hostile file could break binary search */
@@ -829,16 +844,34 @@ static struct sym_elf *elf_from_record(const struct cap_object *o)
 		if (!e->nsyms || e->syms[e->nsyms - 1].addr != e->syms[i].addr)
 			e->syms[e->nsyms++] = e->syms[i];
 	e->bytes = (uint64_t)(o->nsegs ? o->nsegs : 1) * sizeof(*e->segs) +
-		   (uint64_t)(o->nsyms ? o->nsyms : 1) * sizeof(*e->syms);
-	e->full_symtab = o->flags & (CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGDATA);
+		   (uint64_t)(o->nsyms ? o->nsyms : 1) * sizeof(*e->syms) + copied;
+	e->full_symtab = o->flags & (CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGDATA | CAP_OBJ_F_DEBUGFILE);
 	e->build_id_len = obj_bid_len(o->build_id_len);
 	memcpy(e->build_id, o->build_id, e->build_id_len);
 	return e;
 }
 
+/* Symbols of a separate debug file (or of a record that holds them) replace the object's
+ * .dynsym (debug files keep the object's virtual addresses, so segments stay the object's). */
+static void take_symbols(struct sym_elf *e, struct sym_elf *dbg)
+{
+	free(e->syms);
+	free(e->names);
+	e->syms = dbg->syms;
+	e->nsyms = dbg->nsyms;
+	e->names = dbg->names;
+	e->bytes += dbg->bytes;	/* an upper bound: the old tables are gone */
+	e->full_symtab = true;
+	dbg->syms = NULL;
+	dbg->names = NULL;
+	dbg->nsyms = 0;
+}
+
 /* Symbols from the capture's own copy of the object. */
 static enum sym_reason open_embedded(struct sym_user *u, struct dso *d, const struct cap_object *o)
 {
+	struct sym_elf *rec;
+
 	d->emb = o;
 	if (o->debuglink && *o->debuglink)
 		d->debuglink = strdup(o->debuglink);
@@ -857,6 +890,13 @@ static enum sym_reason open_embedded(struct sym_user *u, struct dso *d, const st
 			d->elf = NULL;
 			return SYM_R_BUILD_ID;
 		}
+		/* a stripped object whose debug file's symbols stkrec added to the record: those
+		 * name it, not this host's debug files */
+		if (!d->elf->full_symtab && (o->flags & CAP_OBJ_F_DEBUGFILE) &&
+		    (rec = elf_from_record(o))) {
+			take_symbols(d->elf, rec);
+			sym_elf__close(rec);
+		}
 		return SYM_OK;
 	}
 	d->elf = elf_from_record(o);
@@ -873,22 +913,6 @@ static void want_of(const struct dso *d, struct sym_want *w)
 		.debuglink_crc = d->debuglink_crc,
 		.has_crc = d->has_crc,
 	};
-}
-
-/* Symbols of a separate debug file replace the object's .dynsym (debug files keep the object's
- * virtual addresses, so segments stay the object's). */
-static void take_symbols(struct sym_elf *e, struct sym_elf *dbg)
-{
-	free(e->syms);
-	free(e->names);
-	e->syms = dbg->syms;
-	e->nsyms = dbg->nsyms;
-	e->names = dbg->names;
-	e->bytes += dbg->bytes;	/* an upper bound: the old tables are gone */
-	e->full_symtab = true;
-	dbg->syms = NULL;
-	dbg->names = NULL;
-	dbg->nsyms = 0;
 }
 
 /* Keep file (taken) as the place to read d's DWARF from, when e, opened from it, has DWARF and

@@ -144,7 +144,10 @@ struct sym_symbol {
 	const char *name;
 };
 
-/* Loadable segments, symbols sorted by address, build-id. Names are copied out of the file. */
+/*
+ * Loadable segments, symbols sorted by address (one per address, as format.md 4.8 chooses it),
+ * build-id. Names are copied out of the file, without their symbol version (format.md 4.8).
+ */
 struct sym_elf {
 	uint32_t nsegs, nsyms;
 	struct sym_segment *segs;
@@ -152,7 +155,7 @@ struct sym_elf {
 	char *names;
 	uint32_t build_id_len;
 	uint8_t build_id[CAP_BUILD_ID_MAX];
-	bool full_symtab;	/* symbols came from .symtab or .gnu_debugdata (else .dynsym) */
+	bool full_symtab;	/* from a .symtab (a debug file's too) or .gnu_debugdata */
 	bool from_debugdata;	/* .gnu_debugdata (MiniDebugInfo) added the local functions */
 	bool has_dwarf;		/* the file has .debug_info (lines and inlines possible) */
 	char *debuglink;	/* .gnu_debuglink file name, or NULL */

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define CAP_MAJOR 2
-#define CAP_MINOR 0
+#define CAP_MINOR 1
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -259,11 +259,14 @@ struct cap_symbol {
 	char *name;		/* raw (mangled) name */
 };
 
-#define CAP_OBJ_F_SYMTAB	0x1u	/* syms came from .symtab */
-#define CAP_OBJ_F_DYNSYM	0x2u	/* syms came from .dynsym (no .symtab) */
+#define CAP_OBJ_F_SYMTAB	0x1u	/* syms came from .symtab (DEBUGFILE: a debug file's) */
+#define CAP_OBJ_F_DYNSYM	0x2u	/* syms came from .dynsym (the object has no .symtab) */
 #define CAP_OBJ_F_DEBUGDATA	0x4u	/* syms came from .gnu_debugdata (MiniDebugInfo) */
 #define CAP_OBJ_F_WHOLE		0x8u	/* data holds the whole file */
 #define CAP_OBJ_F_PSEUDO_ID	0x10u	/* build_id is a content hash, not a GNU build-id */
+/* 2.1: syms are the union of the object's .dynsym and the .symtab of its separate debug file
+ * (same build-id), set with SYMTAB and DYNSYM */
+#define CAP_OBJ_F_DEBUGFILE	0x20u
 
 /*
  * One object file, keyed by build-id (mappings with the same build_id refer to it). Written
@@ -414,6 +417,29 @@ void cap_record__free(struct cap_record *rec);
 
 /* Value of a metadata key, or NULL. Lent for the life of the record. */
 const char *cap_meta_get(const struct cap_meta *meta, const char *key);
+
+/* ---- function symbol names (symbols.c, format.md 4.8) ------------------------------------ */
+
+/*
+ * Length of name without its symbol version: 15 for "clock_nanosleep@GLIBC_2.2.5" and for
+ * "clock_nanosleep@@GLIBC_2.17" (how a .symtab names versioned definitions), strlen(name) for a
+ * name without one. Readers print names so.
+ */
+size_t cap_symbol_base_len(const char *name);
+
+/* A function symbol that may name an address (cap_symbol_prefer()). */
+struct cap_symbol_cand {
+	uint64_t size;
+	unsigned char bind;	/* ELF STB_*; STB_GLOBAL when unknown (an embedded table) */
+	const char *name;	/* raw */
+};
+
+/*
+ * Of two function symbols at one address, the one that names it: < 0 a, > 0 b, 0 the same.
+ * A sized symbol first, then binding GLOBAL, WEAK, others, then the name without its version:
+ * the shorter, then in byte order; then the larger size, then the raw name in byte order.
+ */
+int cap_symbol_prefer(const struct cap_symbol_cand *a, const struct cap_symbol_cand *b);
 
 /* Human name of a loss kind ("kernel stacks lost to stack-map collisions"), never NULL. */
 const char *cap_loss_name(unsigned int kind);

@@ -34,7 +34,9 @@ one_alias() {
 	sed -e 's/\(^\|;\)__libc_/\1/g'
 }
 
-# perf_chains PERF_DATA: each sample's user chain as `main;...;leaf`, one per line.
+# perf_chains PERF_DATA: each sample's user chain as `main;...;leaf`, one per line. perf prints
+# the names of a debug file's .symtab as they are (clock_nanosleep@GLIBC_2.2.5); stkreport drops
+# the symbol version (docs/format.md 4.8): so do the chains.
 perf_chains() {
 	perf script -i "$1" --no-inline -F ip,sym,dso 2>/dev/null | awk '
 		function flush(  i, s, on) {
@@ -49,7 +51,7 @@ perf_chains() {
 		/^$/ { flush(); next }
 		$NF ~ /kernel\.kallsyms/ { next }
 		{ sym = $2; for (i = 3; i < NF; i++) sym = sym " " $i
-		  sub(/\+0x[0-9a-f]+$/, "", sym); f[++n] = sym }
+		  sub(/\+0x[0-9a-f]+$/, "", sym); sub(/@@?[^@]+$/, "", sym); f[++n] = sym }
 		END { flush() }'
 }
 

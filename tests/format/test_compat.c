@@ -6,17 +6,19 @@
  *
  *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk and v2.0.stk were written once by tests/tools/mkcompat from samples_v1_1.h and
- * samples_v2_0.h.
+ * v1.1.stk, v2.0.stk and v2.1.stk were written once by tests/tools/mkcompat from samples_v1_1.h,
+ * samples_v2_0.h and samples_v2_1.h.
  */
 #include "helpers.h"
 #include "samples.h"
 #include "samples_v1_1.h"
 #include "samples_v2_0.h"
+#include "samples_v2_1.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
 #define V2_0_PATH "tests/format/compat/v2.0.stk"
+#define V2_1_PATH "tests/format/compat/v2.1.stk"
 
 static int write_sample(const char *path)
 {
@@ -197,6 +199,48 @@ static void check_v2_0(void)
 	cap_reader__close(r);
 }
 
+/*
+ * format 2.1: every record against samples_v2_1.h, then the objects' values written out as
+ * literals: the DEBUGFILE flag and the symbols as stored (a name keeps its version on disk).
+ */
+static void check_v2_1(void)
+{
+	struct cap_record recs[SAMPLE21_NRECORDS], *got[SAMPLE21_NRECORDS] = { 0 };
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	int i;
+
+	sample21_records(recs);
+	r = open_compat(V2_1_PATH, "compat 2.1", 2, 1);
+	if (!r)
+		return;
+	read_compare(r, "compat 2.1", recs, got, SAMPLE21_NRECORDS, 0);
+	T_EQ_INT("compat 2.1 clean end (unknown optional chunk skipped)", 0,
+		 cap_reader__next(r, &ch));
+	if (got[3]) {
+		const struct cap_object *lib = &got[3]->objects.objs[0];
+		const struct cap_object *exe = &got[3]->objects.objs[1];
+
+		T_CHECK("compat 2.1 literal: union of .dynsym and the debug file's .symtab",
+			got[3]->type == CAP_CHUNK_OBJECTS && got[3]->objects.count == 2 &&
+			lib->flags == 0x23 && lib->nsyms == 5 &&
+			!strcmp(lib->syms[2].name, "start_thread") &&
+			!strcmp(lib->syms[3].name, "clock_nanosleep@GLIBC_2.2.5") &&
+			lib->syms[3].addr == 0xcf4e0 && lib->syms[3].size == 0x86,
+			"flags %#x nsyms %u", lib->flags, lib->nsyms);
+		T_CHECK("compat 2.1 literal: whole object with its debug file's symbols",
+			exe->flags == 0x2b && exe->data_len == 32 && exe->data[24] == 0x21 &&
+			exe->nsyms == 2 && !strcmp(exe->syms[1].name, "nap") &&
+			!strcmp(exe->debuglink, "sleeper.debug"), "flags %#x len %" PRIu64,
+			exe->flags, exe->data_len);
+	}
+	T_EQ_STR("compat 2.1 literal: meta objects", "symtabs",
+		 cap_meta_get(&recs[0].meta, "objects"));
+	for (i = 0; i < SAMPLE21_NRECORDS; i++)
+		cap_record__free(got[i]);
+	cap_reader__close(r);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
@@ -225,5 +269,6 @@ int main(int argc, char **argv)
 	cap_reader__close(r);
 	check_v1_1();
 	check_v2_0();
+	check_v2_1();
 	T_EXIT();
 }

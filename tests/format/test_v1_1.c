@@ -80,7 +80,7 @@ static void test_round_trips(void)
 /*
  * format.md 3.2 and 5: the flags a 1.0 reader judges unknown chunks by. Walk the chunk headers
  * by hand as a 1.0 reader would (it knows types 1 to 6): OBJECTS, PERFMAP and LOSSES it reads or
- * skips, EVENTS it must refuse. (Today's writer says 2.0 in the file header, which a 1.x reader
+ * skips, EVENTS it must refuse. (Today's writer says 2.x in the file header, which a 1.x reader
  * refuses first: test_v2_0 checks that.)
  */
 static void test_chunk_flags(void)

@@ -3,8 +3,8 @@
  * test_v2_0: what format 2.0 added (docs/format.md 4.10 and 5). KSYMS_ADD records round-trip
  * field by field, sizes included; the writer refuses what the decoder refuses (unsorted symbols,
  * overlapping ranges, aliases, size 0, a range past 2^64) and writes nothing; the decoder refuses
- * lying payloads with the documented error; and the file header says 2.0, so that a 1.x reader
- * refuses the file before its first KSYMS_ADD chunk, which is mandatory.
+ * lying payloads with the documented error; and the file header says major 2, so that a 1.x
+ * reader refuses the file before its first KSYMS_ADD chunk, which is mandatory.
  */
 #include "craft.h"
 #include "helpers.h"
@@ -39,8 +39,9 @@ static void test_round_trips(void)
 }
 
 /*
- * format.md 2, 3.2 and 5: the header says 2.0 (a 1.x reader stops there), and KSYMS_ADD chunks
- * carry MANDATORY (a reader that knows 2.0 but not KSYMS_ADD, which cannot exist, would stop).
+ * format.md 2, 3.2 and 5: the header says major 2 (a 1.x reader stops there), and KSYMS_ADD
+ * chunks carry MANDATORY (a reader that knows 2.0 but not KSYMS_ADD, which cannot exist, would
+ * stop).
  */
 static void test_chunk_flags(void)
 {
@@ -55,9 +56,9 @@ static void test_chunk_flags(void)
 	if (!T_CHECK("flags: capture written", !capture_image__make(&img, path_in("flags.stk"),
 		     recs, SAMPLE20_NRECORDS, 1), "could not write or read back"))
 		return;
-	T_CHECK("flags: file header says 2.0", img.buf[8] == 2 && img.buf[9] == 0 &&
-		img.buf[10] == 0 && img.buf[11] == 0, "%u %u %u %u", img.buf[8], img.buf[9],
-		img.buf[10], img.buf[11]);
+	T_CHECK("flags: file header says major 2", img.buf[8] == 2 && img.buf[9] == 0 &&
+		img.buf[10] == CAP_MINOR && img.buf[11] == 0, "%u %u %u %u", img.buf[8],
+		img.buf[9], img.buf[10], img.buf[11]);
 	for (i = 0; i < SAMPLE20_NRECORDS; i++) {
 		h = img.buf + img.bounds[i];
 		snprintf(name, sizeof(name), "flags: chunk %d type %u flags bytes", i,

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/objects.c and perfmap.c: perf-map lines, build-ids and pseudo ids of the
- * objects behind this test's own mappings, the vdso, and the OBJECTS record written for them.
+ * Unit tests of record/objects.c, debugfile.c and perfmap.c: perf-map lines, build-ids and pseudo
+ * ids of the objects behind this test's own mappings, the vdso, and the OBJECTS record written for
+ * them; for a stripped copy of this program, the symbols of its debug file added to the record
+ * when the debug file is where it belongs and carries the right build-id or CRC, and only then
+ * (the copies are made with the binutils' strip and objcopy; skipped without them).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "../test.h"
 #include "../../record/rec.h"
@@ -17,6 +22,12 @@
 __attribute__((noinline)) int rec_objects_test_marker(int x)
 {
 	return x * 3 + 1;
+}
+
+/* A local function: in a stripped copy, only the debug file's .symtab names it. */
+static __attribute__((noinline, used)) int rec_objects_local_marker(int x)
+{
+	return x * 5 + 2;
 }
 
 static void test_perfmap_line(void)
@@ -202,6 +213,186 @@ out:
 	unlink(tmpl);
 }
 
+
+/* ---- debug files of stripped objects (debugfile.c) ---------------------------------------- */
+
+static char dbg_tmp[] = "/tmp/rec_objects_dbg.XXXXXX";
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* What the OBJECTS record of one object says. */
+struct written {
+	bool found;
+	uint32_t flags;
+	bool global, local;	/* names rec_objects_test_marker, rec_objects_local_marker */
+	bool sorted;
+};
+
+/*
+ * Map the file at path executable here and write its OBJECTS record with a new rec_objects
+ * looking for debug files in dirs (root and cache relative to dbg_tmp, "" for none).
+ */
+static struct written record_of(const char *path, const char *root, const char *cache)
+{
+	struct written out = { 0 };
+	char mapped[PATH_MAX], cap[PATH_MAX];
+	struct rec_debug_dirs dirs = { 0 };
+	struct rec_opts opts = { 0 };
+	struct rec_objects *os = rec_objects__new(NULL);
+	struct cap_writer *w = NULL;
+	struct cap_reader *r = NULL;
+	struct cap_record *rec = NULL;
+	struct rec_object *obj;
+	struct cap_mapping m;
+	struct cap_chunk c;
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (*root)
+		snprintf(dirs.root, sizeof(dirs.root), "%s/%s", dbg_tmp, root);
+	if (*cache)
+		snprintf(dirs.cache[0], sizeof(dirs.cache[0]), "%s/%s", dbg_tmp, cache);
+	snprintf(cap, sizeof(cap), "%s/cap.stk", dbg_tmp);
+	if (!os || fd < 0 || fstat(fd, &st) ||
+	    (p = mmap(NULL, st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
+	    !own_mapping((uintptr_t)p, &m, mapped, sizeof(mapped)))
+		goto out;
+	rec_objects__set_debug_dirs(os, &dirs);
+	obj = rec_objects__get(os, getpid(), &m, false);
+	unlink(cap);
+	w = cap_writer__open(cap);
+	if (!obj || !w || rec_objects__put(os, &obj, 1, &opts, w))
+		goto out;
+	cap_writer__close(w);
+	w = NULL;
+	r = cap_reader__open(cap);
+	while (r && !out.found && cap_reader__next(r, &c) == 1) {
+		if (c.type != CAP_CHUNK_OBJECTS || cap_record__decode(&c, &rec))
+			continue;
+		for (uint32_t i = 0; i < rec->objects.count; i++) {
+			const struct cap_object *o = &rec->objects.objs[i];
+
+			if (strcmp(o->path, path))
+				continue;
+			out.found = true;
+			out.flags = o->flags;
+			out.sorted = true;
+			for (uint32_t k = 0; k < o->nsyms; k++) {
+				out.global |= !strcmp(o->syms[k].name, "rec_objects_test_marker");
+				out.local |= !strcmp(o->syms[k].name, "rec_objects_local_marker");
+				out.sorted &= !k || o->syms[k].addr > o->syms[k - 1].addr;
+			}
+		}
+		cap_record__free(rec);
+		rec = NULL;
+	}
+out:
+	cap_reader__close(r);
+	cap_writer__close(w);
+	if (p != MAP_FAILED)
+		munmap(p, st.st_size);
+	if (fd >= 0)
+		close(fd);
+	rec_objects__free(os);
+	return out;
+}
+
+#define F_UNION (CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM | CAP_OBJ_F_DEBUGFILE)
+
+/* A record that holds the debug file's symbols (name), or one that must not (name_not). */
+static void expect_debug(const char *name, struct written got, bool want)
+{
+	if (!T_CHECK(name, got.found, "no OBJECTS record"))
+		return;
+	got.flags &= ~CAP_OBJ_F_PSEUDO_ID;	/* the copies without a build-id */
+	if (want)
+		T_CHECK(name, got.flags == F_UNION && got.global && got.local && got.sorted,
+			"flags %#x (want %#x), global %d, local %d, sorted %d", got.flags, F_UNION,
+			got.global, got.local, got.sorted);
+	else
+		T_CHECK(name, got.flags == CAP_OBJ_F_DYNSYM && !got.local,
+			"flags %#x (want .dynsym only), local %d", got.flags, got.local);
+}
+
+static void test_debug_files(void)
+{
+	char exe[PATH_MAX], hex[2 * CAP_BUILD_ID_MAX + 1], other[PATH_MAX];
+	char plain[PATH_MAX], linked[PATH_MAX], noid[PATH_MAX], symlinked[PATH_MAX];
+	struct rec_objects *os = rec_objects__new(NULL);
+	struct cap_mapping m;
+	char mpath[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = 0;
+	if (!os || !mkdtemp(dbg_tmp) ||
+	    !own_mapping((uintptr_t)rec_objects_test_marker, &m, mpath, sizeof(mpath)) ||
+	    !rec_objects__get(os, getpid(), &m, false) || !m.build_id_len) {
+		T_FAIL("test_rec_debug_setup", "no build-id of this program: %s", strerror(errno));
+		rec_objects__free(os);
+		return;
+	}
+	rec_objects__free(os);
+	for (uint32_t i = 0; i < m.build_id_len; i++)
+		sprintf(hex + 2 * i, "%02x", m.build_id[i]);
+	/* a program with a .symtab of another build (from the repository's top, as tests/run) */
+	if (!realpath("tests/golden/elf/golden.elf", other)) {
+		printf("skip test_rec_debug_files: tests/golden/elf/golden.elf not found (run from "
+		       "the repository's top)\n");
+		goto out;
+	}
+	snprintf(plain, sizeof(plain), "%s/plain", dbg_tmp);
+	snprintf(linked, sizeof(linked), "%s/bin/linked", dbg_tmp);
+	snprintf(noid, sizeof(noid), "%s/noid/noid", dbg_tmp);
+	snprintf(symlinked, sizeof(symlinked), "%s/sym/symlinked", dbg_tmp);
+	if (sh("cd %s && mkdir -p empty root/.build-id/%.2s bad/.build-id/%.2s cache/%s bin noid "
+	       "sym && strip -o plain %s && objcopy --only-keep-debug %s full.debug && "
+	       "cp full.debug root/.build-id/%.2s/%s.debug && cp full.debug cache/%s/debuginfo && "
+	       "objcopy --only-keep-debug %s bad/.build-id/%.2s/%s.debug && "
+	       "cp full.debug bin/linked.debug && objcopy --add-gnu-debuglink=bin/linked.debug "
+	       "plain bin/linked && "
+	       "objcopy --remove-section .note.gnu.build-id full.debug noid/noid.debug && "
+	       "objcopy --remove-section .note.gnu.build-id --add-gnu-debuglink=noid/noid.debug "
+	       "plain noid/noid && "
+	       "ln -s ../full.debug sym/full.debug && "
+	       "objcopy --add-gnu-debuglink=full.debug plain sym/symlinked",
+	       dbg_tmp, hex, hex, hex, exe, exe, hex, hex + 2, hex, other, hex, hex + 2)) {
+		printf("skip test_rec_debug_files: strip/objcopy failed\n");
+		goto out;
+	}
+
+	expect_debug("test_rec_debug_none", record_of(plain, "empty", ""), false);
+	expect_debug("test_rec_debug_build_id_path", record_of(plain, "root", ""), true);
+	expect_debug("test_rec_debug_other_build", record_of(plain, "bad", ""), false);
+	expect_debug("test_rec_debug_cache", record_of(plain, "empty", "cache"), true);
+	expect_debug("test_rec_debug_debuglink_beside", record_of(linked, "empty", ""), true);
+	/* no build-id on either side: the link's CRC decides */
+	expect_debug("test_rec_debug_debuglink_crc", record_of(noid, "empty", ""), true);
+	sh("printf x >> %s/noid/noid.debug", dbg_tmp);
+	expect_debug("test_rec_debug_debuglink_crc_mismatch", record_of(noid, "empty", ""), false);
+	/* beside the object a link is the object owner's: never followed; under the root it is */
+	expect_debug("test_rec_debug_symlink_beside_refused", record_of(symlinked, "empty", ""),
+		     false);
+	sh("cd %s && rm root/.build-id/%.2s/%s.debug && ln -s ../../../full.debug "
+	   "root/.build-id/%.2s/%s.debug", dbg_tmp, hex, hex + 2, hex, hex + 2);
+	expect_debug("test_rec_debug_symlink_in_root", record_of(plain, "root", ""), true);
+	/* an object with its own .symtab: the debug file adds nothing */
+	T_EQ_INT("test_rec_debug_own_symtab", CAP_OBJ_F_SYMTAB,
+		 record_of(exe, "root", "").flags);
+out:
+	sh("rm -rf %s", dbg_tmp);
+}
+
 int main(void)
 {
 	struct rec_objects *os = rec_objects__new(NULL);
@@ -215,6 +406,8 @@ int main(void)
 	test_pseudo_id(os);
 	test_put(os);
 	rec_objects__free(os);
+	test_debug_files();
 	(void)rec_objects_test_marker(1);
+	(void)rec_objects_local_marker(1);
 	T_EXIT();
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * rep_sym_find.c: where the symbolizer finds names besides the object file itself: embedded
- * OBJECTS records (symbol tables, whole files, the vdso), separate debug files (.gnu_debuglink
- * with its CRC, --debug-dir in build-id layout), MiniDebugInfo, perf maps for JIT code, hidden
- * kallsyms; and demangling (exact libiberty output for C++ and Rust names, and a g++-built
+ * OBJECTS records (symbol tables, whole files, the vdso, a debug file's symbols), separate debug
+ * files (.gnu_debuglink with its CRC, --debug-dir in build-id layout), MiniDebugInfo, perf maps
+ * for JIT code, hidden kallsyms; symbol versions and aliases named alike from disk and from a
+ * record; and demangling (exact libiberty output for C++ and Rust names, and a g++-built
  * object). Uses tests/golden/elf/golden.elf (stk_leaf at 0x401146, read_file at 0x401194) and
  * the binutils/gcc tools (objcopy, strip, xz, g++); checks that need a missing tool are skipped.
  */
@@ -214,6 +215,103 @@ static void test_embedded_whole(const struct sym_elf *e)
 	free(data);
 }
 
+/*
+ * Symbol versions are not part of a name (format.md 4.8): the same name from a .symtab on disk
+ * (NAME@VERSION, NAME@@VERSION) and from an embedded table; of aliases, the shortest.
+ */
+static void test_symbol_versions(const struct sym_elf *e)
+{
+	char path[300];
+	struct cap_segment segs[] = { { 0x1000, 0x401000, 0x259, 0x259 } };
+	struct cap_symbol syms[] = {
+		{ LEAF, 0x15, "stk_leaf@@V_2" },
+		{ READ_FILE, 0x57, "read_file@V_1" },
+		{ READ_FILE, 0x57, "__GI_read_file" },
+	};
+	struct cap_object obj = { .flags = CAP_OBJ_F_SYMTAB, .path = "/gone/golden.elf",
+				  .debuglink = "", .nsegs = 1, .segs = segs, .nsyms = 3,
+				  .syms = syms };
+	const struct cap_object *objs[] = { &obj };
+	struct sym_user_opts o = { .open_files = true, .demangle = true };
+	struct cap_mapping m;
+	struct sym_user *u = NULL;
+	struct sym_result r;
+
+	snprintf(path, sizeof(path), "%s/versioned.elf", tmp);
+	if (sh("objcopy --redefine-sym stk_leaf=stk_leaf@@V_2 "
+	       "--redefine-sym read_file=read_file@V_1 %s %s", GOLDEN, path)) {
+		printf("skip test_rep_versions_on_disk: objcopy failed\n");
+	} else {
+		m = text_map(e, path);
+		name_at(&o, &m, LEAF, &r, &u);
+		T_EQ_STR("test_rep_versions_on_disk_default", "stk_leaf", r.name);
+		sym_user__free(u);
+		name_at(&o, &m, READ_FILE + 2, &r, &u);
+		T_EQ_STR("test_rep_versions_on_disk", "read_file", r.name);
+		T_EQ_U64("test_rep_versions_on_disk_offset", 2, r.offset);
+		sym_user__free(u);
+	}
+	o.objects = objs;
+	o.nobjects = 1;
+	obj.build_id_len = e->build_id_len;
+	memcpy(obj.build_id, e->build_id, e->build_id_len);
+	m = text_map(e, "/gone/golden.elf");
+	name_at(&o, &m, LEAF, &r, &u);
+	T_EQ_STR("test_rep_versions_embedded_default", "stk_leaf", r.name);
+	sym_user__free(u);
+	name_at(&o, &m, READ_FILE, &r, &u);
+	T_EQ_STR("test_rep_versions_embedded_alias", "read_file", r.name);
+	sym_user__free(u);
+}
+
+/*
+ * A whole stripped object embedded with its debug file's symbols in the record (DEBUGFILE): the
+ * record names its frames, not the image's .dynsym nor a debug file of this host.
+ */
+static void test_embedded_whole_debugfile(const struct sym_elf *e)
+{
+	char hex[2 * CAP_BUILD_ID_MAX + 1], path[300], dbgdir[300];
+	const char *dirs[1] = { dbgdir };
+	struct cap_segment segs[] = { { 0x1000, 0x401000, 0x259, 0x259 } };
+	struct cap_symbol syms[] = { { READ_FILE, 0x57, "read_file_from_record" } };
+	struct cap_object obj = { .flags = CAP_OBJ_F_WHOLE | CAP_OBJ_F_DYNSYM | CAP_OBJ_F_SYMTAB |
+					   CAP_OBJ_F_DEBUGFILE,
+				  .path = "/gone/golden.elf", .debuglink = "", .nsegs = 1,
+				  .segs = segs, .nsyms = 1, .syms = syms };
+	const struct cap_object *objs[] = { &obj };
+	struct sym_user_opts o = { .open_files = true, .objects = objs, .nobjects = 1,
+				   .debug_dirs = dirs, .ndebug_dirs = 1 };
+	struct cap_mapping m = text_map(e, "/gone/golden.elf");
+	struct sym_user *u = NULL;
+	struct sym_result r;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/whole-stripped.elf", tmp);
+	snprintf(dbgdir, sizeof(dbgdir), "%s/whole-dbg", tmp);
+	sym_hex(e->build_id, e->build_id_len, hex);
+	if (sh("strip -o %s %s && mkdir -p %s/.build-id/%.2s && "
+	       "objcopy --only-keep-debug %s %s/.build-id/%.2s/%s.debug",
+	       path, GOLDEN, dbgdir, hex, GOLDEN, dbgdir, hex, hex + 2)) {
+		printf("skip test_rep_whole_debugfile: strip/objcopy failed\n");
+		return;
+	}
+	obj.data = slurp(path, &len);
+	obj.data_len = len;
+	obj.build_id_len = e->build_id_len;
+	memcpy(obj.build_id, e->build_id, e->build_id_len);
+	if (!T_CHECK("test_rep_whole_debugfile_setup", obj.data, "cannot read %s", path))
+		return;
+	name_at(&o, &m, READ_FILE, &r, &u);
+	T_EQ_STR("test_rep_whole_debugfile", "read_file_from_record", r.name);
+	sym_user__free(u);
+	/* without the flag the record's symbols are the image's: this host's debug file names it */
+	obj.flags &= ~(CAP_OBJ_F_DEBUGFILE | CAP_OBJ_F_SYMTAB);
+	name_at(&o, &m, READ_FILE, &r, &u);
+	T_EQ_STR("test_rep_whole_without_debugfile", "read_file", r.name);
+	sym_user__free(u);
+	free(obj.data);
+}
+
 /* Perf maps: per process generation, later entries win. */
 static void test_jit(void)
 {
@@ -373,6 +471,8 @@ int main(void)
 	test_cxx_object(e);
 	test_embedded(e);
 	test_embedded_whole(e);
+	test_symbol_versions(e);
+	test_embedded_whole_debugfile(e);
 	test_jit();
 	test_kernel_hidden();
 	test_debug_files(e);
