@@ -70,7 +70,6 @@ struct rec_procs {
 	uint32_t *exited;	/* pids whose exit was seen, until their entry goes */
 	uint32_t nexited, exited_cap;
 	uint32_t epoch;		/* rec_procs__retire() calls, from 1 */
-	uint32_t nentries;
 	uint64_t known_ns;	/* the kernel's records up to then are applied (rec_procs__publish) */
 	struct cap_process *out;
 	struct cap_mapping *out_maps;
@@ -269,7 +268,6 @@ static struct proc_entry *get_entry(struct rec_procs *ps, uint32_t pid)
 		free_entry(e);
 		return NULL;
 	}
-	ps->nentries++;
 	return e;
 }
 
@@ -813,15 +811,9 @@ void rec_procs__retire(struct rec_procs *ps)
 		tdelete(e, &ps->procs, cmp_proc);
 		rec_unwind__forget(ps->unwind, e->pid);
 		free_entry(e);
-		ps->nentries--;
 	}
 	ps->nexited = kept;
 	ps->epoch++;
-}
-
-uint32_t rec_procs__count(const struct rec_procs *ps)
-{
-	return ps->nentries;
 }
 
 /* ---- records ------------------------------------------------------------------------------- */

@@ -364,8 +364,6 @@ void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns);
  * small as the live processes.
  */
 void rec_procs__retire(struct rec_procs *ps);
-/* Entries in the table (tests, and stkrec's figures). */
-uint32_t rec_procs__count(const struct rec_procs *ps);
 
 /* ---- separate debug files of objects (debugfile.c) ----------------------------------------- */
 

@@ -54,13 +54,13 @@ thread_re='^wl_rate;[^;]*;start_thread;wl_thread;wl_outer;wl_middle;wl_getppid;'
 
 rec thr -q -o "$tmp/thr.stk" "$tp" -- "$WL/wl_rate" -j 2 "$n"
 check_eq debugsyms.rec_exit 0 $? "$tmp/thr.err"
-folded here "$tmp/thr.stk"
+folded here "$tmp/thr.stk" -P	# -P: the comm leads stackcount's folded lines
 check_eq debugsyms.here_exit 0 $? "$tmp/here.rerr"
 check_eq debugsyms.here_main "$((n / 2))" "$(sum_folded "$tmp/here.rep" "$main_re")" "$tmp/here.rep"
 check_eq debugsyms.here_thread "$((n / 2))" "$(sum_folded "$tmp/here.rep" "$thread_re")" \
 	"$tmp/here.rep"
 
-away away "$tmp/thr.stk" -f -q
+away away "$tmp/thr.stk" -f -q -P
 check_eq debugsyms.away_exit 0 $? "$tmp/away.rerr"
 check_true debugsyms.folded_identical "identical folded reports with and without /usr/lib/debug" \
 	cmp -s "$tmp/here.rep" "$tmp/away.rep" || diff "$tmp/here.rep" "$tmp/away.rep" | head -20
@@ -86,14 +86,14 @@ check_eq debugsyms.no_versions 0 "$(cat "$tmp/here.rep" "$tmp/nap_here.rep" | gr
 # on disk): the same report as from the embedded table.
 rec bare -q --no-symtabs -o "$tmp/bare.stk" "$tp" -- "$WL/wl_rate" -j 2 "$n"
 check_eq debugsyms.bare_rec_exit 0 $? "$tmp/bare.err"
-folded bare "$tmp/bare.stk"
+folded bare "$tmp/bare.stk" -P
 check_true debugsyms.disk_as_embedded "the same report from files on disk (--no-symtabs)" \
 	cmp -s "$tmp/here.rep" "$tmp/bare.rep" || diff "$tmp/here.rep" "$tmp/bare.rep" | head -20
 
 # --embed-objects: libc whole, its debug file's symbols in the record; reported away, the same.
 rec whole -q --embed-objects -o "$tmp/whole.stk" "$tp" -- "$WL/wl_rate" -j 2 "$n"
 check_eq debugsyms.whole_rec_exit 0 $? "$tmp/whole.err"
-away whole_away "$tmp/whole.stk" -f -q
+away whole_away "$tmp/whole.stk" -f -q -P
 check_true debugsyms.whole_identical "the same report of an --embed-objects capture away" \
 	cmp -s "$tmp/here.rep" "$tmp/whole_away.rep" ||
 	diff "$tmp/here.rep" "$tmp/whole_away.rep" | head -20

@@ -29,9 +29,9 @@ to_main() {
 }
 
 # one_alias: libc's aliases at one address named alike. perf and stkreport pick different ones
-# (malloc and __libc_malloc): a chain through malloc must not differ by that alone.
+# (malloc and __libc_malloc, __GI_x and x): a chain must not differ by that alone.
 one_alias() {
-	sed -e 's/\(^\|;\)__libc_/\1/g'
+	sed -e 's/\(^\|;\)__GI_/\1/g' -e 's/\(^\|;\)__libc_/\1/g'
 }
 
 # perf_chains PERF_DATA: each sample's user chain as `main;...;leaf`, one per line. perf prints
