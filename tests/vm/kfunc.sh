@@ -36,7 +36,7 @@ run() {
 	env STKREC_KFUNC="$mech" stkrec -q -K -o "$name.stk" "$@" -- wl_syscall "$N" \
 		>"$name.out" 2>"$name.err"
 	rc=$?
-	stkreport -f "$name.stk" >"$name.f" 2>"$name.sum"
+	stkreport -f -P "$name.stk" >"$name.f" 2>"$name.sum"	# -P: comm first
 	return $rc
 }
 sum_stack() { # FILE STACK: count of that exact folded stack
@@ -138,7 +138,7 @@ for spec in t:syscalls:sys_enter_getppid __x64_sys_getppid; do
 	name=cfi_${spec##*:}
 	stkrec -q -o "$name.stk" "$spec" -- wl_syscall_nofp "$N" >"$name.out" 2>"$name.err"
 	check_eq "vm.$name.exit" 0 $? "$name.err"
-	stkreport -f "$name.stk" >"$name.f" 2>"$name.sum"
+	stkreport -f -P "$name.stk" >"$name.f" 2>"$name.sum"	# -P: comm first
 	sed -n 's/^# lost: /# vm.'"$name"' lost: /p' "$name.sum"
 	check_eq "vm.$name.whole_chain" "$N" \
 		"$(awk -v re="$nofp_re" '$0 ~ re { t += $NF } END { print t + 0 }' "$name.f")" "$name.f"
