@@ -16,16 +16,23 @@ e2e_require
 tp=t:syscalls:sys_enter_getppid
 nprocs=100 hits=5
 
-for unwind in auto fp; do
-	name=libc_$unwind
+# record_during NAME UNWIND COMMAND...: a system-wide count of $tp while COMMAND runs.
+record_during() {
+	local name=$1 unwind=$2
+	shift 2
 	rec_bg "$name" -q -i 1 -U --unwind "$unwind" -o "$tmp/$name.stk" "$tp"
 	rec_ready "$name" || not_ok "$name.ready" "stkrec did not start: $(head -1 "$tmp/$name.err")"
-	"$WL/wl_short" "$nprocs" "$hits" 1
+	"$@"
 	check_eq "$name.workload_exit" 0 $?
 	sleep 1.2
 	rec_signal INT "$REC_PID"
 	rec_wait "$REC_PID"
 	check_eq "$name.exit" 0 $? "$tmp/$name.err"
+}
+
+for unwind in auto fp; do
+	name=libc_$unwind
+	record_during "$name" "$unwind" "$WL/wl_short" "$nprocs" "$hits" 1
 	folded "$name" "$tmp/$name.stk" -P
 	total=$(sum_folded "$tmp/$name.rep" '^wl_short;')
 	# A frame-pointer walk from a leaf without a frame (getppid) skips its caller.
@@ -43,14 +50,7 @@ n=1000
 lib=$WL/libwl_dlib.so
 for unwind in auto fp; do
 	name=dlopen_$unwind
-	rec_bg "$name" -q -i 1 -U --unwind "$unwind" -o "$tmp/$name.stk" "$tp"
-	rec_ready "$name" || not_ok "$name.ready" "stkrec did not start: $(head -1 "$tmp/$name.err")"
-	"$WL/wl_dlopen" "$lib" "$n" 1000
-	check_eq "$name.workload_exit" 0 $?
-	sleep 1.2
-	rec_signal INT "$REC_PID"
-	rec_wait "$REC_PID"
-	check_eq "$name.exit" 0 $? "$tmp/$name.err"
+	record_during "$name" "$unwind" "$WL/wl_dlopen" "$lib" "$n" 1000
 	folded "$name" "$tmp/$name.stk" -P
 	check_eq "$name.count" $((2 * n)) "$(sum_folded "$tmp/$name.rep" '^wl_dlopen;')" \
 		"$tmp/$name.rep"
