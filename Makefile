@@ -36,7 +36,7 @@ REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -liberty -lz
 # libdebuginfod, which has none and would bring libcurl, TLS and NSS: it is dlopen()ed instead.
 STATIC_LIBS = $(shell pkg-config --static --libs $(filter-out libdebuginfod,$(PKGS_REP))) \
 	-liberty -lz -lm
-FMT_LIBS = $(shell pkg-config --libs liblz4)
+FMT_LIBS = $(shell pkg-config --libs liblz4) -lz
 
 SAN_FLAGS = $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 WARN = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(filter 1,$(WERROR)),-Werror)

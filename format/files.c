@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "stk/capture.h"
 
@@ -124,4 +125,23 @@ const char *cap_output_strerror(int err)
 		return "it exists and is a symlink, a FIFO or device, or another user's file "
 		       "(left alone; remove it or choose another path)";
 	return strerror(-err);
+}
+
+int cap_file_crc32(int fd, uint64_t size, uint32_t *crc)
+{
+	uint8_t buf[1 << 16];
+	uint64_t off = 0;
+	uLong c = crc32(0, NULL, 0);
+
+	while (off < size) {
+		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		ssize_t n = pread(fd, buf, want, off);
+
+		if (n <= 0)
+			return n ? -errno : -EIO;
+		c = crc32(c, buf, n);
+		off += n;
+	}
+	*crc = c;
+	return 0;
 }

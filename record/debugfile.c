@@ -32,7 +32,6 @@
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include "rec.h"
 
@@ -93,26 +92,6 @@ static bool has_symtab(Elf *e)
 	return false;
 }
 
-/* CRC32 of the whole file, as .gnu_debuglink records it (zlib's). */
-static int file_crc(int fd, uint64_t size, uint32_t *crc)
-{
-	uint8_t buf[1 << 16];
-	uint64_t off = 0;
-	uLong c = crc32(0, NULL, 0);
-
-	while (off < size) {
-		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
-		ssize_t n = pread(fd, buf, want, off);
-
-		if (n <= 0)
-			return n ? -errno : -EIO;
-		c = crc32(c, buf, n);
-		off += n;
-	}
-	*crc = c;
-	return 0;
-}
-
 /* Is file the debug file of w? The open descriptor and its ELF, or -ENOENT. */
 static int try_file(const char *file, bool follow, const struct rec_debug_want *w, bool by_link,
 		    Elf **out)
@@ -137,7 +116,7 @@ static int try_file(const char *file, bool follow, const struct rec_debug_want *
 	if (n > 0)
 		ok = n == (ssize_t)w->build_id_len && !memcmp(id, w->build_id, n);
 	else if (by_link)
-		ok = !file_crc(fd, st.st_size, &crc) && crc == w->crc;
+		ok = !cap_file_crc32(fd, st.st_size, &crc) && crc == w->crc;
 out:
 	if (ok) {
 		*out = e;

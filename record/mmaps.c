@@ -66,7 +66,6 @@ struct lost_record {
 struct held {
 	uint64_t time;
 	uint32_t seq;		/* arrival order: a stable sort for equal times */
-	uint32_t size;
 	struct perf_event_header *rec;
 };
 
@@ -104,20 +103,13 @@ static int hold(struct rec_mmaps *mm, const struct perf_event_header *h)
 {
 	struct perf_event_header *copy;
 
-	if (mm->n == mm->cap) {
-		uint32_t cap = mm->cap ? mm->cap * 2 : 256;
-		struct held *v = realloc(mm->batch, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		mm->batch = v;
-		mm->cap = cap;
-	}
+	if (rec_grow(&mm->batch, mm->n, &mm->cap, sizeof(*mm->batch), 256))
+		return -ENOMEM;
 	copy = malloc(h->size);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, h, h->size);
-	mm->batch[mm->n] = (struct held){ record_time(h), mm->n, h->size, copy };
+	mm->batch[mm->n] = (struct held){ record_time(h), mm->n, copy };
 	mm->n++;
 	return 0;
 }
@@ -160,28 +152,18 @@ struct rec_mmaps *rec_mmaps__new(void)
 	int ncpus = libbpf_num_possible_cpus(), err;
 	struct rec_mmaps *mm = calloc(1, sizeof(*mm));
 
-	if (!mm || ncpus <= 0) {
-		free(mm);
-		errno = ncpus < 0 ? -ncpus : ENOMEM;
+	if (!mm)
 		return NULL;
-	}
-	mm->array_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "stk_mmaps", sizeof(int),
-				      sizeof(int), ncpus, NULL);
-	if (mm->array_fd < 0) {
-		err = errno;
-		free(mm);
-		errno = err;
-		return NULL;
-	}
-	mm->pb = perf_buffer__new_raw(mm->array_fd, RING_PAGES, &attr, on_record, mm, NULL);
-	if (!mm->pb) {
-		err = errno;
-		close(mm->array_fd);
-		free(mm);
-		errno = err;
-		return NULL;
-	}
-	return mm;
+	mm->array_fd = ncpus > 0 ? bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "stk_mmaps",
+						  sizeof(int), sizeof(int), ncpus, NULL) : -1;
+	if (mm->array_fd >= 0)
+		mm->pb = perf_buffer__new_raw(mm->array_fd, RING_PAGES, &attr, on_record, mm, NULL);
+	if (mm->pb)
+		return mm;
+	err = ncpus > 0 ? errno : -ncpus;
+	rec_mmaps__free(mm);
+	errno = err;
+	return NULL;
 }
 
 void rec_mmaps__free(struct rec_mmaps *mm)
@@ -189,7 +171,8 @@ void rec_mmaps__free(struct rec_mmaps *mm)
 	if (!mm)
 		return;
 	perf_buffer__free(mm->pb);
-	close(mm->array_fd);
+	if (mm->array_fd >= 0)
+		close(mm->array_fd);
 	for (uint32_t i = 0; i < mm->n; i++)
 		free(mm->batch[i].rec);
 	free(mm->batch);

@@ -434,15 +434,8 @@ static int add_table(Elf *e, Elf64_Word type, uint64_t limit, struct fsyms *l)
 		name = elf_strptr(e, shdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (l->n == l->cap) {
-			uint32_t cap = l->cap ? 2 * l->cap : 1024;
-			struct fsym *v = realloc(l->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			l->v = v;
-			l->cap = cap;
-		}
+		if (rec_grow(&l->v, l->n, &l->cap, sizeof(*l->v), 1024))
+			return -ENOMEM;
 		l->v[l->n++] = (struct fsym){ sym.st_value,
 					      { sym.st_size, GELF_ST_BIND(sym.st_info), name } };
 		added++;

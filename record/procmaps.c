@@ -45,6 +45,7 @@ struct proc_entry {
 	bool complete;		/* every mapping known: read from /proc, or followed since exec */
 	bool from_proc;		/* start time, exe, uid and namespace read from /proc */
 	bool dirty;		/* on the list of entries to give the walker again */
+	bool ns_known;		/* other_ns is known: read from /proc, or asked when gone */
 	bool other_ns;		/* in another mount namespace than stkrec */
 	uint32_t uid;		/* struct rec_proc_info */
 	uint32_t exit_epoch;	/* rec_procs.epoch when its exit was seen; 0: alive */
@@ -273,17 +274,11 @@ static struct proc_entry *get_entry(struct rec_procs *ps, uint32_t pid)
 
 static int list_push(struct entry_list *l, struct proc_entry *e)
 {
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? l->cap * 2 : 64;
-		struct proc_entry **v = realloc(l->v, cap * sizeof(*v));
+	int err = rec_grow(&l->v, l->n, &l->cap, sizeof(*l->v), 64);
 
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = e;
-	return 0;
+	if (!err)
+		l->v[l->n++] = e;
+	return err;
 }
 
 static int mark_pending(struct rec_procs *ps, struct proc_entry *e)
@@ -310,81 +305,68 @@ static int set_str(char **dst, const char *s)
 
 /* ---- a process's mappings ------------------------------------------------------------------ */
 
-/* The mapping of p at start, whose path is moved in (NULL: nothing left to free). */
-static int push_pmap(struct pmap **v, uint32_t *n, uint32_t *cap, const struct pmap *p)
+/* Put p at its place by start in e's mappings, none of which it overlaps any more. */
+static int insert_pmap(struct proc_entry *e, const struct pmap *p)
 {
-	if (*n == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 16;
-		struct pmap *w = realloc(*v, c * sizeof(*w));
+	struct pmap *v = realloc(e->maps, (e->nmaps + 1) * sizeof(*v));
+	uint32_t i;
 
-		if (!w)
-			return -ENOMEM;
-		*v = w;
-		*cap = c;
-	}
-	(*v)[(*n)++] = *p;
+	if (!v)
+		return -ENOMEM;
+	e->maps = v;
+	for (i = e->nmaps; i && v[i - 1].m.start > p->m.start; i--)
+		v[i] = v[i - 1];
+	v[i] = *p;
+	e->nmaps++;
 	return 0;
-}
-
-/* What is left of old outside [start, end): up to two pieces, with their own path copies. */
-static int push_outside(struct pmap **v, uint32_t *n, uint32_t *cap, const struct pmap *old,
-			uint64_t start, uint64_t end)
-{
-	struct pmap piece;
-	int err = 0;
-
-	if (old->m.end <= start || old->m.start >= end) {
-		piece = *old;
-		piece.m.path = strdup(old->m.path);
-		return piece.m.path ? push_pmap(v, n, cap, &piece) : -ENOMEM;
-	}
-	if (old->m.start < start) {
-		piece = *old;
-		piece.m.end = start;
-		piece.m.path = strdup(old->m.path);
-		err = piece.m.path ? push_pmap(v, n, cap, &piece) : -ENOMEM;
-	}
-	if (!err && old->m.end > end) {
-		piece = *old;
-		piece.m.start = end;
-		piece.m.pgoff += end - old->m.start;
-		piece.m.path = strdup(old->m.path);
-		err = piece.m.path ? push_pmap(v, n, cap, &piece) : -ENOMEM;
-	}
-	return err;
 }
 
 /*
- * Add p (its path moved in) to e's mappings: a new mapping replaces whatever it overlaps, as
- * mmap(MAP_FIXED) does. The list stays sorted by start.
+ * Add p (its path moved in) to e's mappings. As mmap(MAP_FIXED), it replaces whatever it
+ * overlaps: the parts of older mappings outside it stay, and one that holds it whole is split.
  */
 static int put_pmap(struct proc_entry *e, struct pmap *p)
 {
-	struct pmap *v = NULL;
-	uint32_t n = 0, cap = 0, i;
-	bool placed = false;
+	struct pmap above = { .m.path = NULL };
+	uint32_t kept = 0;
 	int err = 0;
 
-	for (i = 0; i < e->nmaps && !err; i++) {
-		if (!placed && e->maps[i].m.start >= p->m.start) {
-			err = push_pmap(&v, &n, &cap, p);
-			placed = !err;
+	for (uint32_t i = 0; i < e->nmaps; i++) {
+		struct pmap *old = &e->maps[i];
+		uint64_t lo = old->m.start, hi = old->m.end;
+
+		if (hi <= p->m.start || lo >= p->m.end) {
+			e->maps[kept++] = *old;
+			continue;
 		}
-		if (!err)
-			err = push_outside(&v, &n, &cap, &e->maps[i], p->m.start, p->m.end);
+		if (lo < p->m.start && hi > p->m.end) {
+			above = *old;
+			above.m.start = p->m.end;
+			above.m.pgoff += p->m.end - lo;
+			above.m.path = strdup(old->m.path);
+			err = above.m.path ? 0 : -ENOMEM;
+		}
+		if (lo < p->m.start) {
+			old->m.end = p->m.start;
+		} else if (hi > p->m.end) {
+			old->m.pgoff += p->m.end - lo;
+			old->m.start = p->m.end;
+		} else {
+			free(old->m.path);	/* covered whole */
+			continue;
+		}
+		e->maps[kept++] = *old;
 	}
-	if (!err && !placed)
-		err = push_pmap(&v, &n, &cap, p);
-	if (err) {
-		if (!placed)
-			free(p->m.path);
-		free_maps(v, n);
-		return err;
+	e->nmaps = kept;
+	if (insert_pmap(e, p)) {
+		free(p->m.path);
+		err = -ENOMEM;
 	}
-	clear_maps(e);
-	e->maps = v;
-	e->nmaps = n;
-	return 0;
+	if (above.m.path && insert_pmap(e, &above)) {
+		free(above.m.path);
+		err = -ENOMEM;
+	}
+	return err;
 }
 
 /* Forget the mappings made before ns (an exec replaced them). */
@@ -404,21 +386,20 @@ static void drop_before(struct proc_entry *e, uint64_t ns)
 /* Open the objects of e's mappings not looked up yet (held open until written). */
 static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 {
-	bool other_ns = e->other_ns;
-
-	if (!e->from_proc) {
+	if (!e->ns_known) {
 		char ns[64];
 
-		/* not read from /proc: ask now; gone, the host path counts only if dev/inode match */
+		/* not read from /proc: ask once; gone, the host path counts only if dev/inode match */
 		read_mnt_ns(e->pid, ns, sizeof(ns));
-		other_ns = !*ns || (*ps->mnt_ns && strcmp(ns, ps->mnt_ns));
+		e->other_ns = !*ns || (*ps->mnt_ns && strcmp(ns, ps->mnt_ns));
+		e->ns_known = true;
 	}
 	for (uint32_t i = 0; i < e->nmaps; i++) {
 		struct pmap *p = &e->maps[i];
 
 		if (p->looked_up)
 			continue;
-		p->obj = rec_objects__get(ps->objects, e->pid, &p->m, other_ns);
+		p->obj = rec_objects__get(ps->objects, e->pid, &p->m, e->other_ns);
 		p->looked_up = true;
 	}
 }
@@ -571,7 +552,11 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 		p.looked_up = true;
 		p.added_ns = r->read_ns;
 		p.m.path = strdup(file);
-		err = p.m.path ? push_pmap(&r->maps, &r->nmaps, &r->cap, &p) : -ENOMEM;
+		err = p.m.path ? rec_grow(&r->maps, r->nmaps, &r->cap, sizeof(p), 16) : -ENOMEM;
+		if (!err)
+			r->maps[r->nmaps++] = p;
+		else
+			free(p.m.path);
 	}
 	fclose(f);
 	return err;
@@ -628,6 +613,7 @@ static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_rea
 	e->maps = r->maps;
 	e->nmaps = r->nmaps;
 	e->other_ns = r->other_ns;
+	e->ns_known = true;
 	e->uid = r->uid;
 	e->snapshot_ns = r->read_ns;
 	e->from_proc = e->complete = e->wanted = true;
@@ -750,7 +736,7 @@ void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64
 		return;
 	/* a pid used again: nothing of the process that had it carries over */
 	clear_maps(e);
-	e->complete = e->from_proc = false;
+	e->complete = e->from_proc = e->ns_known = false;
 	e->exit_epoch = 0;
 	e->snapshot_ns = ns;
 	e->exec_ns = 0;
@@ -764,11 +750,14 @@ void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64
 
 		p.added_ns = ns;
 		p.m.path = strdup(p.m.path);
-		if (!p.m.path || put_pmap(e, &p))
+		if (!p.m.path || insert_pmap(e, &p)) {	/* in order, overlapping nothing */
+			free(p.m.path);
 			return;
+		}
 	}
 	e->complete = true;
 	e->other_ns = parent->other_ns;
+	e->ns_known = parent->ns_known;
 	e->uid = parent->uid;
 	if (set_str(&e->rec.comm, parent->rec.comm) || set_str(&e->rec.exe, parent->rec.exe))
 		return;
@@ -781,15 +770,8 @@ void rec_procs__exited(struct rec_procs *ps, uint32_t pid)
 
 	if (!e || e->exit_epoch)
 		return;
-	if (ps->nexited == ps->exited_cap) {
-		uint32_t cap = ps->exited_cap ? ps->exited_cap * 2 : 256;
-		uint32_t *v = realloc(ps->exited, cap * sizeof(*v));
-
-		if (!v)
-			return;	/* kept until the end: memory, not correctness */
-		ps->exited = v;
-		ps->exited_cap = cap;
-	}
+	if (rec_grow(&ps->exited, ps->nexited, &ps->exited_cap, sizeof(*ps->exited), 256))
+		return;	/* kept until the end: memory, not correctness */
 	ps->exited[ps->nexited++] = pid;
 	e->exit_epoch = ps->epoch;
 }
@@ -879,15 +861,8 @@ static int push_hit(struct rec_procs *ps, struct rec_object *obj)
 {
 	if (!obj || !rec_object__queue(obj))
 		return 0;
-	if (ps->nhits == ps->hits_cap) {
-		uint32_t cap = ps->hits_cap ? ps->hits_cap * 2 : 64;
-		struct rec_object **v = realloc(ps->hits, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->hits = v;
-		ps->hits_cap = cap;
-	}
+	if (rec_grow(&ps->hits, ps->nhits, &ps->hits_cap, sizeof(*ps->hits), 64))
+		return -ENOMEM;
 	ps->hits[ps->nhits++] = obj;
 	return 0;
 }

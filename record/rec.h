@@ -735,5 +735,10 @@ extern volatile int rec_stop;
 int rec_run(const struct rec_opts *opts);
 
 uint64_t rec_now_ns(void);
+/*
+ * Room for element n of the array *arrayp (a pointer to the array pointer) of *cap elements of
+ * sz bytes: doubles it when full, from first. 0, or -ENOMEM with the array unchanged.
+ */
+int rec_grow(void *arrayp, uint32_t n, uint32_t *cap, size_t sz, uint32_t first);
 
 #endif /* STK_REC_H */

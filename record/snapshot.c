@@ -30,6 +30,22 @@ uint64_t rec_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+int rec_grow(void *arrayp, uint32_t n, uint32_t *cap, size_t sz, uint32_t first)
+{
+	void **array = arrayp, *v;
+	uint32_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : first;
+	v = realloc(*array, (size_t)c * sz);
+	if (!v)
+		return -ENOMEM;
+	*array = v;
+	*cap = c;
+	return 0;
+}
+
 unsigned int rec_flip(const struct rec_maps *maps)
 {
 	uint32_t seq = *maps->gen_seq;

@@ -17,10 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "escape.h"
 #include "sym_internal.h"
@@ -310,31 +308,17 @@ struct debug_search {
 	char *hit_path;
 };
 
-/* CRC32 of a whole file, as .gnu_debuglink records it (zlib's crc32). */
+/* CRC32 of a whole file, as .gnu_debuglink records it. */
 static int file_crc(const char *file, uint32_t *crc)
 {
 	struct stat st;
-	void *p;
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = cap_open_regular(file, true), err;
 
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	*crc = 0;
-	if (st.st_size) {
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			close(fd);
-			return -errno;
-		}
-		*crc = crc32_z(0, p, st.st_size);
-		munmap(p, st.st_size);
-	}
+		return fd;
+	err = fstat(fd, &st) ? -errno : cap_file_crc32(fd, st.st_size, crc);
 	close(fd);
-	return 0;
+	return err;
 }
 
 /* Consider one candidate; takes file (malloc'ed). Returns true when the search can stop. */

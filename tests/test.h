@@ -10,10 +10,25 @@
 #define STK_TEST_H
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int test_failures;
+
+/* Run a printf-formatted shell command (tests building files with the binutils): its status. */
+static inline int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
 
 #define T_OK(name) printf("ok %s\n", (name))
 /* An expression (comma operator), so T_CHECK can use it inside ?:. */

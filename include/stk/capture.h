@@ -457,6 +457,11 @@ int cap_open_regular(const char *path, bool follow);
 /* The same for path inside root (/proc/PID/root): symlinks cannot leave it. */
 int cap_open_in_root(const char *root, const char *path);
 /*
+ * CRC32 (zlib's) of the first size bytes of fd, as .gnu_debuglink records a debug file's: read
+ * with pread(), never mapped, so a file truncated meanwhile is an error (-EIO), not a fault.
+ */
+int cap_file_crc32(int fd, uint64_t size, uint32_t *crc);
+/*
  * Create an output file, or reuse an existing regular file of ours with one link; a symlink,
  * FIFO or another user's file at path is -EEXIST and left alone. private: mode 0600 (also for
  * a reused file), else 0666 less the umask. Returns the fd for writing, or -errno.

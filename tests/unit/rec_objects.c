@@ -7,7 +7,6 @@
  * (the copies are made with the binutils' strip and objcopy; skipped without them).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -217,18 +216,6 @@ out:
 /* ---- debug files of stripped objects (debugfile.c) ---------------------------------------- */
 
 static char dbg_tmp[] = "/tmp/rec_objects_dbg.XXXXXX";
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* What the OBJECTS record of one object says. */
 struct written {

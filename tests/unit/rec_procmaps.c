@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of record/procmaps.c's mapping set, as the kernel's mmap records change it: a
+ * mapping replaces what it overlaps (MAP_FIXED), one inside an older mapping splits it, records
+ * older than the last /proc read or exec change nothing, an exec drops the old image.
+ */
+#include <unistd.h>
+
+#include "../test.h"
+#include "../../record/rec.h"
+
+/* An anonymous executable mapping (no object to open) [start, end) at pgoff. */
+static struct cap_mapping anon(uint64_t start, uint64_t end, uint64_t pgoff)
+{
+	return (struct cap_mapping){ .start = start, .end = end, .pgoff = pgoff,
+				     .kind = CAP_MAP_ANON_EXEC, .path = "" };
+}
+
+/* The mappings of pid the next PROCS record would hold: "start-end@pgoff ..." in buf. */
+static const char *layout(struct rec_procs *ps, uint32_t pid, char *buf, size_t sz)
+{
+	struct cap_procs out;
+	size_t len = 0;
+
+	buf[0] = 0;
+	rec_procs__pending(ps, &out);
+	for (uint32_t i = 0; i < out.count; i++) {
+		if (out.procs[i].pid != pid)
+			continue;
+		for (uint32_t j = 0; j < out.procs[i].nmaps; j++) {
+			const struct cap_mapping *m = &out.procs[i].maps[j];
+
+			if (m->kind != CAP_MAP_ANON_EXEC || m->start < 0x10000000)
+				continue;	/* the test's own mappings, read from /proc */
+			len += snprintf(buf + len, sz - len, "%s%llx-%llx@%llx", len ? " " : "",
+					(unsigned long long)m->start, (unsigned long long)m->end,
+					(unsigned long long)m->pgoff);
+		}
+	}
+	rec_procs__written(ps);
+	return buf;
+}
+
+/* layout() is evaluated once: each call takes the pending records. */
+static void check_layout(struct rec_procs *ps, uint32_t pid, const char *name, const char *want)
+{
+	char buf[512];
+	const char *got = layout(ps, pid, buf, sizeof(buf));
+
+	T_EQ_STR(name, want, got);
+}
+
+int main(void)
+{
+	struct rec_procs *ps = rec_procs__new(NULL);
+	uint32_t pid = getpid();
+	struct cap_mapping m;
+	char buf[512];
+	uint64_t t;
+
+	/* this process, read from /proc now: its records from here on change its mappings */
+	rec_procs__ensure(ps, pid, "rec_procmaps");
+	layout(ps, pid, buf, sizeof(buf));
+	t = rec_now_ns();
+
+	m = anon(0x20000000, 0x20010000, 0);
+	rec_procs__mapped(ps, pid, &m, t + 1);
+	m = anon(0x20004000, 0x20006000, 0x100);	/* inside: splits the first */
+	rec_procs__mapped(ps, pid, &m, t + 2);
+	check_layout(ps, pid, "procmaps.split_sorted",
+		     "20000000-20004000@0 20004000-20006000@100 20006000-20010000@6000");
+
+	m = anon(0x20003000, 0x20007000, 0x200);	/* over the middle and both ends */
+	rec_procs__mapped(ps, pid, &m, t + 3);
+	check_layout(ps, pid, "procmaps.overlap_trimmed",
+		     "20000000-20003000@0 20003000-20007000@200 20007000-20010000@7000");
+
+	m = anon(0x1ffff000, 0x20011000, 0x300);	/* covers them all */
+	rec_procs__mapped(ps, pid, &m, t + 4);
+	check_layout(ps, pid, "procmaps.covered", "1ffff000-20011000@300");
+
+	m = anon(0x30000000, 0x30001000, 0);	/* made before the /proc read: in it already */
+	rec_procs__mapped(ps, pid, &m, t - 1000000000ull);
+	check_layout(ps, pid, "procmaps.older_than_read", "");
+
+	rec_procs__exec(ps, pid, "new", t + 10);	/* the old image goes */
+	m = anon(0x40000000, 0x40001000, 0);
+	rec_procs__mapped(ps, pid, &m, t + 11);
+	m = anon(0x50000000, 0x50001000, 0);	/* of the old image, read late */
+	rec_procs__mapped(ps, pid, &m, t + 9);
+	check_layout(ps, pid, "procmaps.exec", "40000000-40001000@0");
+
+	rec_procs__free(ps);
+	T_EXIT();
+}
