@@ -264,6 +264,9 @@ int rec_mmaps__consume(struct rec_mmaps *mm, struct rec_procs *ps)
 	err = perf_buffer__consume(mm->pb);
 	if (err < 0 && err != -EINTR)
 		return err;
+	/* a record lost: a process's mappings may be incomplete, /proc says what they are */
+	if (mm->lost)
+		rec_procs__follow(ps, false);
 	qsort(mm->batch, mm->n, sizeof(*mm->batch), held_cmp);
 	for (uint32_t i = 0; i < mm->n; i++) {
 		apply(ps, mm->batch[i].rec, mm->batch[i].time);

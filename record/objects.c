@@ -555,8 +555,11 @@ enum embed { EMBED_NOTHING, EMBED_SYMBOLS, EMBED_WHOLE };
 /* What the options ask for this object (see the top of the file). */
 static enum embed embed_level(const struct rec_object *obj, const struct rec_opts *opts)
 {
+	struct stat st;
+	/* no link left: deleted, or renamed over, since its mapping was recorded */
+	bool unlinked = obj->fd >= 0 && !fstat(obj->fd, &st) && !st.st_nlink;
 	bool lost_later = obj->kind == CAP_MAP_VDSO || obj->kind == CAP_MAP_MEMFD ||
-			  (obj->map_flags & CAP_MAP_F_DELETED);
+			  (obj->map_flags & CAP_MAP_F_DELETED) || unlinked;
 
 	if (opts->embed_objects || lost_later)
 		return EMBED_WHOLE;

@@ -72,6 +72,7 @@ struct rec_procs {
 	uint32_t nexited, exited_cap;
 	uint32_t epoch;		/* rec_procs__retire() calls, from 1 */
 	uint64_t known_ns;	/* the kernel's records up to then are applied (rec_procs__publish) */
+	bool following;		/* every record is applied (rec_procs__follow) */
 	struct cap_process *out;
 	struct cap_mapping *out_maps;
 	struct rec_object **hits;
@@ -623,6 +624,36 @@ static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_rea
 	return mark_pending(ps, e);
 }
 
+/*
+ * e was started during the recording (forked or exec'd) and every mapping it has made is known
+ * from the kernel's records, and it is alive (a pid whose exit was seen may name a new process
+ * whose fork record is still in a ring): reading /proc/PID/maps, the costly part of a read, for
+ * each process a busy host starts, would only repeat them. A process read from /proc is read
+ * again when BPF first sees it, as before: its maps then say which binaries were deleted since.
+ */
+static bool followed(const struct rec_procs *ps, const struct proc_entry *e)
+{
+	return ps->following && e->complete && !e->from_proc && !e->exit_epoch &&
+	       !(e->rec.flags & CAP_PROC_F_NO_MAPS);
+}
+
+/* A followed process (above) has events: read what only /proc says, its start time and owner. */
+static int want_followed(struct rec_procs *ps, struct proc_entry *e)
+{
+	char comm[CAP_COMM_LEN], state;
+	uint64_t start;
+
+	if (e->wanted)
+		return 0;
+	if (!e->rec.start_time && !read_stat(ps, e->pid, comm, sizeof(comm), &start, &state)) {
+		e->rec.start_time = start;
+		e->uid = proc_owner(e->pid);
+	}
+	/* not its parent's if it called unshare(CLONE_NEWNS) after the fork: look_up_objects asks */
+	e->ns_known = false;
+	return want(ps, e);
+}
+
 /* Read pid as why says; miss: what the walker did not find (rec_procs__recheck). */
 static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 		const struct rec_miss *miss)
@@ -635,6 +666,8 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 
 	if (!pid)
 		return 0;
+	if (e && why != REC_READ_MISS && followed(ps, e))
+		return want_followed(ps, e);
 	if (e && why == REC_READ_IF_NEW && e->from_proc && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
 		/* Known: read again only when the pid now belongs to another process. */
 		if (read_stat(ps, pid, comm, sizeof(comm), &start, &state) || start == e->rec.start_time)
@@ -661,7 +694,7 @@ int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
 
 int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss *miss)
 {
-	return note(ps, pid, REC_READ_AGAIN, miss);
+	return note(ps, pid, REC_READ_MISS, miss);
 }
 
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)
@@ -721,6 +754,7 @@ void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint6
 	drop_before(e, ns);
 	e->exec_ns = ns;
 	e->complete = true;
+	e->ns_known = false;	/* unshare(CLONE_NEWNS), then exec: how containers start */
 	e->rec.flags &= ~CAP_PROC_F_NO_MAPS;
 	if (set_str(&e->rec.comm, comm) || set_str(&e->rec.exe, ""))
 		return;
@@ -774,6 +808,11 @@ void rec_procs__exited(struct rec_procs *ps, uint32_t pid)
 		return;	/* kept until the end: memory, not correctness */
 	ps->exited[ps->nexited++] = pid;
 	e->exit_epoch = ps->epoch;
+}
+
+void rec_procs__follow(struct rec_procs *ps, bool whole)
+{
+	ps->following = whole;
 }
 
 void rec_procs__retire(struct rec_procs *ps)

@@ -325,6 +325,7 @@ void rec_procs__free(struct rec_procs *ps);
 enum rec_read_why {
 	REC_READ_IF_NEW,	/* only if not read yet, or the pid now names another process */
 	REC_READ_AGAIN,		/* first seen by BPF, exec, exit stop: the mappings may differ */
+	REC_READ_MISS,		/* the walker missed an address (rec_procs__recheck) */
 };
 
 /* Read /proc/PID now, as why says. Returns 0 or -errno. */
@@ -353,6 +354,12 @@ void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint6
 /* A new process: it starts with its parent's mappings. */
 void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64_t ns);
 void rec_procs__exited(struct rec_procs *ps, uint32_t pid);
+/*
+ * Whether every record is applied: true once mmaps.c follows the kernel's records, false for
+ * good after one is lost. While true, a process followed since its fork, exec or /proc read is
+ * not read again when BPF first sees it (rec_procs__note).
+ */
+void rec_procs__follow(struct rec_procs *ps, bool whole);
 /*
  * Give the BPF walker the mappings the records changed; the records up to known_ns are all
  * applied (struct rec_uread's read_ns).

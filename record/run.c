@@ -469,6 +469,7 @@ static int setup(struct run *r)
 	if (!r->mmaps)
 		rec_err(0, "warning: cannot follow mappings as they are made (%s): reading /proc only",
 			strerror(errno));
+	rec_procs__follow(r->procs, r->mmaps != NULL);
 	/*
 	 * -p names processes that exist now: read their maps (and give the walker their tables)
 	 * before the first event, since a process may finish and exit before stkrec runs again
