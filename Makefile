@@ -51,7 +51,7 @@ WORKLOAD_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -f
 
 FMT_SRCS = $(wildcard format/*.c)
 REC_SRCS = $(wildcard record/*.c)
-REP_SRCS = $(wildcard report/*.c)
+REP_SRCS = $(wildcard report/*.c report/emit/*.c)
 BPF_SRCS = $(wildcard bpf/*.bpf.c)
 FMT_OBJS = $(FMT_SRCS:%.c=$(OUTPUT)/%.o)
 REC_OBJS = $(REC_SRCS:%.c=$(OUTPUT)/%.o)
