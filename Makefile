@@ -37,6 +37,7 @@ REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -liberty -lz
 STATIC_LIBS = $(shell pkg-config --static --libs $(filter-out libdebuginfod,$(PKGS_REP))) \
 	-liberty -lz -lm
 FMT_LIBS = $(shell pkg-config --libs liblz4) -lz
+SYM_LIBS = $(shell pkg-config --libs libelf libdw liblz4) -lz
 
 SAN_FLAGS = $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 WARN = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(filter 1,$(WERROR)),-Werror)
@@ -73,6 +74,7 @@ STKREPORT_STATIC = $(OUTPUT)/stkreport-static
 FMT_TESTS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/format/*.c))
 REC_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rec_*.c))
 REP_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rep_*.c))
+SYM_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/sym_*.c))
 FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
 # cfidump reads record/'s unwind tables: it links librec, the other tools librep.
 REC_TOOLS = $(OUTPUT)/tests/tools/cfidump
@@ -88,7 +90,7 @@ NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
 # in .debug_frame only. Not sanitized, and outside tests/unit/, whose programs tests/run runs.
 CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi_prog_debug_frame
 # tests/check/static.sh runs the static stkreport; sanitizers cannot link statically.
-CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
+CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(SYM_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
 	$(if $(SAN),,$(STKREPORT_STATIC))
 
 .PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym install \
@@ -190,6 +192,10 @@ $(REC_OBJS): $(SKELS)
 $(FMT_TESTS): $(OUTPUT)/tests/format/%: $(OUTPUT)/tests/format/%.o $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(FMT_LIBS) -o $@
+
+$(SYM_UNIT): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBSYM) $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(SYM_LIBS) -o $@
 
 $(REC_UNIT) $(REC_TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREC) $(LIBSYM) $(LIBCAP)
 	$(call msg,LINK,$@)

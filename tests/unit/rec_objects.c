@@ -214,7 +214,7 @@ out:
 }
 
 
-/* ---- debug files of stripped objects (debugfile.c) ---------------------------------------- */
+/* ---- debug files of stripped objects (symbolize/debugfile.c) ------------------------------ */
 
 static char dbg_tmp[] = "/tmp/rec_objects_dbg.XXXXXX";
 
