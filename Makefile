@@ -37,6 +37,7 @@ REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -liberty -lz
 STATIC_LIBS = $(shell pkg-config --static --libs $(filter-out libdebuginfod,$(PKGS_REP))) \
 	-liberty -lz -lm
 FMT_LIBS = $(shell pkg-config --libs liblz4) -lz
+SYM_LIBS = $(shell pkg-config --libs libelf libdw liblz4) -lz
 
 SAN_FLAGS = $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 WARN = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(filter 1,$(WERROR)),-Werror)
@@ -50,15 +51,19 @@ WORKLOAD_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -f
 	-fno-optimize-sibling-calls -Wall
 
 FMT_SRCS = $(wildcard format/*.c)
+SYM_SRCS = $(wildcard symbolize/*.c)
 REC_SRCS = $(wildcard record/*.c)
-REP_SRCS = $(wildcard report/*.c)
+REP_SRCS = $(wildcard report/*.c report/emit/*.c)
 BPF_SRCS = $(wildcard bpf/*.bpf.c)
 FMT_OBJS = $(FMT_SRCS:%.c=$(OUTPUT)/%.o)
+SYM_OBJS = $(SYM_SRCS:%.c=$(OUTPUT)/%.o)
 REC_OBJS = $(REC_SRCS:%.c=$(OUTPUT)/%.o)
 REP_OBJS = $(REP_SRCS:%.c=$(OUTPUT)/%.o)
 SKELS = $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/%.skel.h)
 
 LIBCAP = $(OUTPUT)/libstkcap.a
+# ELF reading and the debug-file search both tools need (include/stk/elfobj.h): libelf, libdw
+LIBSYM = $(OUTPUT)/libstksym.a
 LIBREC = $(OUTPUT)/librec.a
 LIBREP = $(OUTPUT)/librep.a
 STKREC = $(OUTPUT)/stkrec
@@ -69,6 +74,7 @@ STKREPORT_STATIC = $(OUTPUT)/stkreport-static
 FMT_TESTS = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/format/*.c))
 REC_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rec_*.c))
 REP_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/rep_*.c))
+SYM_UNIT = $(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/unit/sym_*.c))
 FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
 # cfidump reads record/'s unwind tables: it links librec, the other tools librep.
 REC_TOOLS = $(OUTPUT)/tests/tools/cfidump
@@ -84,7 +90,7 @@ NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
 # in .debug_frame only. Not sanitized, and outside tests/unit/, whose programs tests/run runs.
 CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi_prog_debug_frame
 # tests/check/static.sh runs the static stkreport; sanitizers cannot link statically.
-CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
+CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(SYM_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
 	$(if $(SAN),,$(STKREPORT_STATIC))
 
 .PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym install \
@@ -107,6 +113,10 @@ $(LIBCAP): $(FMT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(LIBSYM): $(SYM_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(LIBREC): $(filter-out $(OUTPUT)/record/main.o,$(REC_OBJS))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -115,11 +125,11 @@ $(LIBREP): $(filter-out $(OUTPUT)/report/main.o,$(REP_OBJS))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(STKREC): $(OUTPUT)/record/main.o $(LIBREC) $(LIBCAP)
+$(STKREC): $(OUTPUT)/record/main.o $(LIBREC) $(LIBSYM) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REC_LIBS) -o $@
 
-$(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBCAP)
+$(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBSYM) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
 
@@ -128,7 +138,8 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBCAP)
 # libdebuginfod), so it cannot be copied to another machine alone. This one is a static,
 # non-PIE executable: no interpreter, no dynamic section, no file read but the capture, the
 # --symfs/--debug-dir trees and the debug paths of stkreport(1). The same objects, except
-# sym_debuginfod.c, compiled again to load libdebuginfod with dlopen() (see that file).
+# sym_debuginfod.c, compiled again to load libdebuginfod with dlopen() (see that file); of
+# libstksym.a only the members it uses (not debugdirs.c, stkrec's, which calls getpwuid).
 #
 # glibc's libc.a marks the functions that load shared objects at run time, and ld warns when a
 # static program uses one. Expected here: dlopen(), in SQLite's load_extension (never enabled:
@@ -140,7 +151,7 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBCAP)
 # catalog and converts nothing.
 STATIC_OBJS = $(OUTPUT)/report/main.o $(filter-out $(OUTPUT)/report/main.o \
 	$(OUTPUT)/report/sym_debuginfod.o,$(REP_OBJS)) $(OUTPUT)/static/report/sym_debuginfod.o \
-	$(FMT_OBJS)
+	$(FMT_OBJS) $(LIBSYM)
 STATIC_LD_EXPECTED = -e "in function .\(unixDlOpen\|dbgd_load\)':$$" \
 	-e "warning: Using 'dlopen' in statically linked applications requires at runtime"
 
@@ -182,11 +193,15 @@ $(FMT_TESTS): $(OUTPUT)/tests/format/%: $(OUTPUT)/tests/format/%.o $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(FMT_LIBS) -o $@
 
-$(REC_UNIT) $(REC_TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREC) $(LIBCAP)
+$(SYM_UNIT): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBSYM) $(LIBCAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(SYM_LIBS) -o $@
+
+$(REC_UNIT) $(REC_TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREC) $(LIBSYM) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REC_LIBS) -o $@
 
-$(REP_UNIT) $(FUZZ) $(TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREP) $(LIBCAP)
+$(REP_UNIT) $(FUZZ) $(TOOLS): $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBREP) $(LIBSYM) $(LIBCAP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(REP_LIBS) -lm -o $@
 

@@ -220,38 +220,24 @@ static void free_targets(struct target_list *l)
 	free(l->v);
 }
 
-static bool is_function(const GElf_Sym *sym)
+/* The functions of e's .symtab and .dynsym that m matches, at their file offsets. */
+static int match_functions(Elf *e, const struct rec_matcher *m, struct target_list *l)
 {
-	int type = GELF_ST_TYPE(sym->st_info);
-
-	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
-	       sym->st_value;
-}
-
-static int scan_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const struct rec_matcher *m,
-		       struct target_list *l)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
-	GElf_Sym sym;
+	struct elfobj_syms syms = { 0 };
 	uint64_t off;
 	int err;
 
-	for (size_t i = 0; data && i < n; i++) {
-		const char *name;
+	err = elfobj_syms_add(&syms, e, SHT_SYMTAB, 0);
+	if (err >= 0)
+		err = elfobj_syms_add(&syms, e, SHT_DYNSYM, 0);
+	for (uint32_t i = 0; err >= 0 && i < syms.n; i++) {
+		const struct elfobj_sym *s = &syms.v[i];
 
-		if (!gelf_getsym(data, i, &sym) || !is_function(&sym))
-			continue;
-		name = elf_strptr(e, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		if (!rec_matcher__match(m, name) || vaddr_to_offset(e, sym.st_value, &off))
-			continue;
-		err = push_target(l, name, NULL, off);
-		if (err)
-			return err;
+		if (rec_matcher__match(m, s->c.name) && !vaddr_to_offset(e, s->addr, &off))
+			err = push_target(l, s->c.name, NULL, off);
 	}
-	return 0;
+	elfobj_syms_clear(&syms);
+	return err < 0 ? err : 0;
 }
 
 static int cmp_offset(const void *a, const void *b)
@@ -289,19 +275,12 @@ int rec_elf_functions(const char *path, const struct rec_matcher *m,
 		      struct rec_target **targets, uint32_t *n)
 {
 	struct target_list l = { 0 };
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	int fd, err = 0;
+	int fd, err;
 	Elf *e = open_elf(path, &fd);
 
 	if (!e)
 		return -errno;
-	while (!err && (scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			err = scan_symtab(e, scn, &sh, m, &l);
-	}
+	err = match_functions(e, m, &l);
 	elf_end(e);
 	close(fd);
 	if (err) {
@@ -349,9 +328,9 @@ static int usdt_note(const char *desc, size_t len, size_t addr_sz, const struct 
 	return push_target(l, name, provider, 0);
 }
 
-static int scan_notes(Elf *e, Elf_Scn *scn, const struct rec_matcher *m, struct target_list *l)
+static int scan_notes(Elf *e, Elf_Data *data, const struct rec_matcher *m,
+		      struct target_list *l)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t addr_sz = gelf_getclass(e) == ELFCLASS32 ? 4 : 8, off = 0, name_off, desc_off;
 	GElf_Nhdr nh;
 	int err;
@@ -373,25 +352,16 @@ int rec_elf_usdt(const char *path, const struct rec_matcher *m, struct rec_targe
 		 uint32_t *n)
 {
 	struct target_list l = { 0 };
-	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	size_t shstrndx;
+	Elf_Data *notes;
 	int fd, err = 0;
 	Elf *e = open_elf(path, &fd);
 
 	if (!e)
 		return -errno;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		err = -EINVAL;
-	while (!err && (scn = elf_nextscn(e, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".note.stapsdt"))
-			err = scan_notes(e, scn, m, &l);
-	}
+	notes = elfobj_section_named(e, ".note.stapsdt", &sh);
+	if (notes && sh.sh_type == SHT_NOTE)
+		err = scan_notes(e, notes, m, &l);
 	elf_end(e);
 	close(fd);
 	if (err) {

@@ -15,8 +15,9 @@
  *                       namespace-only objects
  *   whole (--embed-objects) every object with hits whole (under the limit), symbols too
  * Whenever a record holds symbols they are the object's .symtab, or when it has none its .dynsym
- * and the .symtab of its debug file on this host (debugfile.c, CAP_OBJ_F_DEBUGFILE): the names
- * this host's debug files give are in the capture, and a report does not depend on them.
+ * and the .symtab of its debug file on this host (elfobj_debug_open(), symbolize/debugfile.c,
+ * CAP_OBJ_F_DEBUGFILE): the names this host's debug files give are in the capture, and a report
+ * does not depend on them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +67,7 @@ struct rec_objects {
 	void *written;		/* tsearch tree of struct written_id */
 	struct rec_object *vdso;
 	struct rec_unwind *unwind;	/* builds the walker's tables (NULL: --unwind fp) */
-	struct rec_debug_dirs debug;	/* where debug files are */
+	struct elfobj_debug_dirs debug;	/* where debug files are */
 	bool warned;
 };
 
@@ -119,17 +120,6 @@ static struct rec_object *object_new(uint64_t dev, uint64_t inode, uint32_t kind
 	return obj;
 }
 
-static void gnu_build_id(Elf *e, struct rec_object *obj)
-{
-	const void *id;
-	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
-
-	if (n > 0 && n <= (ssize_t)CAP_BUILD_ID_MAX) {
-		memcpy(obj->build_id, id, n);
-		obj->build_id_len = n;
-	}
-}
-
 /* The vdso image of this process: one [vdso] line of /proc/self/maps. */
 static struct rec_object *read_vdso(struct rec_unwind *unwind)
 {
@@ -165,7 +155,7 @@ static struct rec_object *read_vdso(struct rec_unwind *unwind)
 	if (!obj)
 		return NULL;
 	e = elf_memory((char *)obj->image, obj->image_len);
-	gnu_build_id(e, obj);
+	obj->build_id_len = elfobj_build_id(e, obj->build_id);
 	obj->utable = rec_unwind__table(unwind, e, obj->build_id, obj->build_id_len);
 	if (e)
 		elf_end(e);
@@ -194,12 +184,12 @@ struct rec_objects *rec_objects__new(struct rec_unwind *unwind)
 	elf_version(EV_CURRENT);
 	raise_fd_limit();
 	os->unwind = unwind;
-	rec_debug_dirs_default(&os->debug);
+	elfobj_debug_dirs_default(&os->debug);
 	os->vdso = read_vdso(unwind);	/* NULL on an exotic system: vdso frames stay unnamed */
 	return os;
 }
 
-void rec_objects__set_debug_dirs(struct rec_objects *os, const struct rec_debug_dirs *d)
+void rec_objects__set_debug_dirs(struct rec_objects *os, const struct elfobj_debug_dirs *d)
 {
 	os->debug = *d;
 }
@@ -284,7 +274,7 @@ static void identify(struct rec_objects *os, struct rec_object *obj)
 {
 	Elf *e = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
 
-	gnu_build_id(e, obj);
+	obj->build_id_len = elfobj_build_id(e, obj->build_id);
 	if (!obj->build_id_len)
 		pseudo_id(obj->fd, obj);
 	if (e && elf_kind(e) == ELF_K_ELF)
@@ -365,84 +355,6 @@ bool rec_object__queue(struct rec_object *obj)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
-/* A function symbol while an object's table is gathered (names lent by their Elf). */
-struct fsym {
-	uint64_t addr;
-	struct cap_symbol_cand c;
-};
-
-struct fsyms {
-	struct fsym *v;
-	uint32_t n, cap;
-};
-
-static int cmp_fsym(const void *a, const void *b)
-{
-	const struct fsym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* of aliases at one address, the one a report names it by first (it is kept) */
-	return cap_symbol_prefer(&x->c, &y->c);
-}
-
-static bool is_function(const GElf_Sym *s)
-{
-	int type = GELF_ST_TYPE(s->st_info);
-
-	return (type == STT_FUNC || type == STT_GNU_IFUNC) && s->st_shndx != SHN_UNDEF &&
-	       s->st_value;
-}
-
-static Elf_Scn *find_section(Elf *e, Elf64_Word type, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn)))
-		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type)
-			return scn;
-	return NULL;
-}
-
-/*
- * The function symbols of e's section of this type (SHT_SYMTAB, SHT_DYNSYM) into l: how many,
- * or -ENOMEM. A debug file is read into memory (ELF_C_READ): limit (0: none) bounds the
- * sections read, a symbol table and its strings; a larger table would not fit a chunk anyway.
- */
-static int add_table(Elf *e, Elf64_Word type, uint64_t limit, struct fsyms *l)
-{
-	GElf_Shdr shdr, strs;
-	Elf_Scn *scn = find_section(e, type, &shdr);
-	Elf_Data *data;
-	uint32_t n, added = 0;
-	GElf_Sym sym;
-
-	if (!scn || !shdr.sh_entsize)
-		return 0;
-	if (limit && (shdr.sh_size > limit ||
-		      !gelf_getshdr(elf_getscn(e, shdr.sh_link), &strs) || strs.sh_size > limit))
-		return 0;
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return 0;
-	n = shdr.sh_size / shdr.sh_entsize;
-	for (uint32_t i = 0; i < n; i++) {
-		const char *name;
-
-		if (!gelf_getsym(data, i, &sym) || !is_function(&sym))
-			continue;
-		name = elf_strptr(e, shdr.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		if (rec_grow(&l->v, l->n, &l->cap, sizeof(*l->v), 1024))
-			return -ENOMEM;
-		l->v[l->n++] = (struct fsym){ sym.st_value,
-					      { sym.st_size, GELF_ST_BIND(sym.st_info), name } };
-		added++;
-	}
-	return added;
-}
-
 /* A separate debug file, open while the record borrows its names. */
 struct debug_file {
 	int fd;
@@ -465,7 +377,7 @@ static void open_debug_file(const struct rec_objects *os, const struct rec_objec
 {
 	GElf_Word crc = 0;
 	const char *link = dwelf_elf_gnu_debuglink(e, &crc);
-	struct rec_debug_want w = { .debuglink = link, .crc = crc };
+	struct elfobj_debug_want w = { .debuglink = link, .crc = crc };
 
 	/* a namespace path names another file (or none) here; a memfd or the vdso none at all */
 	if (obj->kind == CAP_MAP_FILE && !(obj->map_flags & CAP_MAP_F_NS_PATH))
@@ -475,7 +387,7 @@ static void open_debug_file(const struct rec_objects *os, const struct rec_objec
 		w.build_id = obj->build_id;
 		w.build_id_len = obj->build_id_len;
 	}
-	dbg->fd = rec_debug_open(&os->debug, &w, &dbg->e);
+	dbg->fd = elfobj_debug_open(&os->debug, &w, &dbg->e);
 }
 
 /*
@@ -486,68 +398,55 @@ static void open_debug_file(const struct rec_objects *os, const struct rec_objec
 static int read_symbols(const struct rec_objects *os, const struct rec_object *obj, Elf *e,
 			struct debug_file *dbg, struct cap_object *o)
 {
-	struct fsyms l = { 0 };
+	struct elfobj_syms l = { 0 };
 	GElf_Shdr shdr;
-	uint32_t kept = 0;
 	int n;
 
 	o->flags &= ~(CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM | CAP_OBJ_F_DEBUGFILE);
-	n = add_table(e, SHT_SYMTAB, 0, &l);
+	n = elfobj_syms_add(&l, e, SHT_SYMTAB, 0);
 	if (n > 0)
 		o->flags |= CAP_OBJ_F_SYMTAB;
 	if (!n) {
-		n = add_table(e, SHT_DYNSYM, 0, &l);
-		if (find_section(e, SHT_DYNSYM, &shdr))
+		n = elfobj_syms_add(&l, e, SHT_DYNSYM, 0);
+		if (elfobj_section(e, SHT_DYNSYM, &shdr))
 			o->flags |= CAP_OBJ_F_DYNSYM;
 	}
-	/* stripped: its debug file names the local functions .dynsym lacks */
+	/* stripped: its debug file names the local functions .dynsym lacks; a debug file is read
+	 * into memory (ELF_C_READ): a table over a chunk is not read, it would not fit anyway */
 	if (n >= 0 && dbg && !(o->flags & CAP_OBJ_F_SYMTAB)) {
 		open_debug_file(os, obj, e, dbg);
-		if (dbg->fd >= 0 && (n = add_table(dbg->e, SHT_SYMTAB, CAP_MAX_CHUNK_RAW, &l)) > 0)
+		if (dbg->fd >= 0 && (n = elfobj_syms_add(&l, dbg->e, SHT_SYMTAB, CAP_MAX_CHUNK_RAW)) > 0)
 			o->flags |= CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGFILE;
 	}
-	if (n < 0) {
-		free(l.v);
-		return n;
+	if (n >= 0) {
+		elfobj_syms_unique(&l);
+		o->syms = calloc(l.n ? l.n : 1, sizeof(*o->syms));
 	}
-	o->syms = calloc(l.n ? l.n : 1, sizeof(*o->syms));
-	if (!o->syms) {
-		free(l.v);
-		return -ENOMEM;
+	if (n < 0 || !o->syms) {
+		elfobj_syms_clear(&l);
+		return n < 0 ? n : -ENOMEM;
 	}
-	if (l.n)
-		qsort(l.v, l.n, sizeof(*l.v), cmp_fsym);
-	for (uint32_t i = 0; i < l.n; i++) {
-		if (kept && o->syms[kept - 1].addr == l.v[i].addr)
-			continue;
-		o->syms[kept].addr = l.v[i].addr;
-		o->syms[kept].size = l.v[i].c.size;
+	for (uint32_t i = 0; i < l.n; i++)
 		/* lent by e or the debug file, which outlive the record */
-		o->syms[kept].name = (char *)l.v[i].c.name;
-		kept++;
-	}
-	o->nsyms = kept;
-	free(l.v);
+		o->syms[i] = (struct cap_symbol){ l.v[i].addr, l.v[i].c.size, (char *)l.v[i].c.name };
+	o->nsyms = l.n;
+	elfobj_syms_clear(&l);
 	return 0;
 }
 
 static int read_segments(Elf *e, struct cap_object *o)
 {
-	size_t n;
-	GElf_Phdr ph;
+	struct elfobj_segment *segs;
+	int err = elfobj_segments(e, &segs, &o->nsegs);
 
-	if (elf_getphdrnum(e, &n))
-		return 0;
-	o->segs = calloc(n ? n : 1, sizeof(*o->segs));
-	if (!o->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		o->segs[o->nsegs++] = (struct cap_segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
-							    ph.p_memsz };
-	}
-	return 0;
+	if (err)
+		return err;
+	o->segs = calloc(o->nsegs ? o->nsegs : 1, sizeof(*o->segs));
+	for (uint32_t i = 0; o->segs && i < o->nsegs; i++)
+		o->segs[i] = (struct cap_segment){ segs[i].offset, segs[i].vaddr, segs[i].filesz,
+						   segs[i].memsz };
+	free(segs);
+	return o->segs ? 0 : -ENOMEM;
 }
 
 enum embed { EMBED_NOTHING, EMBED_SYMBOLS, EMBED_WHOLE };

@@ -16,6 +16,7 @@
 
 #include "stk/abi.h"
 #include "stk/capture.h"
+#include "stk/elfobj.h"
 
 /* ---- options (opts.c) ------------------------------------------------------------------ */
 
@@ -372,39 +373,6 @@ void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns);
  */
 void rec_procs__retire(struct rec_procs *ps);
 
-/* ---- separate debug files of objects (debugfile.c) ----------------------------------------- */
-
-#define REC_DEBUG_CACHES 2
-
-/* Where this host keeps debug files. An empty string: no such place. */
-struct rec_debug_dirs {
-	char root[PATH_MAX];				/* /usr/lib/debug */
-	char cache[REC_DEBUG_CACHES][PATH_MAX];		/* debuginfod client caches */
-};
-
-/*
- * /usr/lib/debug, and the debuginfod client caches of stkrec's environment
- * ($DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client, else
- * $HOME/.cache/debuginfod_client) and of root.
- */
-void rec_debug_dirs_default(struct rec_debug_dirs *d);
-
-/* The object whose debug file is looked for. */
-struct rec_debug_want {
-	const char *path;	/* its path on this host; NULL: it has none (another namespace) */
-	const uint8_t *build_id;	/* its GNU build-id (never a pseudo id) */
-	uint32_t build_id_len;	/* 0: none */
-	const char *debuglink;	/* its .gnu_debuglink name, NULL or "" if none */
-	uint32_t crc;		/* the CRC32 in its .gnu_debuglink */
-};
-
-/*
- * Open w's separate debug file (debugfile.c says where and what is checked): returns its
- * descriptor with *e its ELF, read with pread (ELF_C_READ); the caller calls elf_end(*e), then
- * closes the descriptor. -ENOENT when there is none.
- */
-int rec_debug_open(const struct rec_debug_dirs *d, const struct rec_debug_want *w, Elf **e);
-
 /* ---- objects and perf maps (objects.c, perfmap.c, procmaps.c) ------------------------------ */
 
 /* Object files behind mappings, held open until written (objects.c). */
@@ -414,7 +382,7 @@ struct rec_object;
 struct rec_objects *rec_objects__new(struct rec_unwind *unwind);
 void rec_objects__free(struct rec_objects *os);
 /* Look for debug files in d instead of this host's places (tests). */
-void rec_objects__set_debug_dirs(struct rec_objects *os, const struct rec_debug_dirs *d);
+void rec_objects__set_debug_dirs(struct rec_objects *os, const struct elfobj_debug_dirs *d);
 /*
  * The object of mapping m of pid, opened now through /proc/PID/map_files (or /proc/PID/root,
  * dev/inode checked) and cached by (dev, inode). Sets m's build-id and CAP_MAP_F_NO_BUILD_ID,

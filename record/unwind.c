@@ -19,11 +19,6 @@
 
 #include "rec.h"
 
-struct segment {
-	uint64_t offset, vaddr, filesz;
-	bool exec;
-};
-
 struct rec_utable {
 	uint32_t id_len;
 	uint8_t id[CAP_BUILD_ID_MAX];
@@ -34,7 +29,7 @@ struct rec_utable {
 	bool uploaded;
 	bool limit;		/* did not fit in --unwind-memory */
 	uint32_t nsegs;
-	struct segment *segs;
+	struct elfobj_segment *segs;
 };
 
 /* What stkrec last wrote for a process: the user-space walk of deferred events reads it. */
@@ -177,25 +172,6 @@ void rec_unwind__free(struct rec_unwind *u)
 	free(u);
 }
 
-static int read_segments(Elf *e, struct rec_utable *t)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(e, &n))
-		return 0;
-	t->segs = calloc(n ? n : 1, sizeof(*t->segs));
-	if (!t->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		t->segs[t->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
-							 ph.p_flags & PF_X };
-	}
-	return 0;
-}
-
 static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id, uint32_t id_len)
 {
 	struct rec_utable *t = calloc(1, sizeof(*t));
@@ -206,7 +182,7 @@ static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id,
 		return NULL;
 	t->id_len = id_len;
 	memcpy(t->id, id, id_len);
-	err = read_segments(e, t);
+	err = elfobj_segments(e, &t->segs, &t->nsegs);
 	if (err) {
 		free_table(t);
 		return NULL;
@@ -272,13 +248,13 @@ static bool upload(struct rec_unwind *u, struct rec_utable *t)
  */
 static bool mapping_bias(const struct rec_utable *t, const struct cap_mapping *m, __u64 *bias)
 {
-	const struct segment *best = NULL;
+	const struct elfobj_segment *best = NULL;
 
 	for (uint32_t i = 0; i < t->nsegs; i++) {
-		const struct segment *s = &t->segs[i];
+		const struct elfobj_segment *s = &t->segs[i];
 		uint64_t lo = s->offset & ~4095ull;
 
-		if (m->pgoff >= lo && m->pgoff < s->offset + s->filesz && (!best || s->exec))
+		if (m->pgoff >= lo && m->pgoff < s->offset + s->filesz && (!best || (s->flags & PF_X)))
 			best = s;
 	}
 	if (!best)

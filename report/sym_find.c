@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * sym_find.c: finding an object's file and its separate debug file offline, the way gdb and
- * elfutils lay them out, plus debuginfod (see sym_internal.h). Every candidate is opened and its
- * GNU build-id compared with the recorded one: a file with another build-id is another build of
- * the object, whose addresses mean something else, and is never used.
- *
- * libdwfl's dwfl_standard_find_debuginfo() walks a similar list, but it wants a Dwfl_Module
- * (a live or core-file address space) and checks candidates against a module it opened itself;
- * here objects come from the capture (often with no file at all), the search also covers
- * --symfs and several --debug-dir roots, and the caller needs "mismatch" apart from "absent".
- * So the list is walked here; libdebuginfod does the network part (through sym_dbgd_api(): the
- * static stkreport loads it only when a report first asks a server).
+ * sym_find.c: finding an object's file and its separate debug file offline, plus debuginfod
+ * (see sym_internal.h). The debug file candidates are stkrec's too (elfobj_debug_search(),
+ * symbolize/debugfile.c), with --symfs and the --debug-dir roots added. Every candidate is opened
+ * and its GNU build-id compared with the recorded one: a file with another build-id is another
+ * build of the object, whose addresses mean something else, and is never used; the caller needs
+ * "mismatch" apart from "absent". libdebuginfod does the network part (through sym_dbgd_api():
+ * the static stkreport loads it only when a report first asks a server).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stk/elfobj.h>
+
 #include "escape.h"
 #include "sym_internal.h"
-
-#define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
 struct sym_finder {
 	const char *symfs;		/* NULL when not given */
@@ -37,6 +33,7 @@ struct sym_finder {
 	bool progress_shown;
 	const char *current;		/* module being downloaded, for the progress line */
 	struct sym_debug_budget *debug;	/* .gnu_debugdata of candidates is read within it */
+	struct elfobj_debug_dirs dirs;	/* symfs, debug dirs and the system's root */
 };
 
 struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
@@ -61,6 +58,11 @@ struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
 		f->real[0] = realpath(f->symfs, NULL);
 	for (int i = 0; i < f->ndebug_dirs; i++)
 		f->real[1 + i] = realpath(f->debug_dirs[i], NULL);
+	/* debuginfod's caches are its own business here: it is asked (dbgd_fetch) when enabled */
+	strcpy(f->dirs.root, ELFOBJ_DEBUG_ROOT);
+	f->dirs.symfs = f->symfs;
+	f->dirs.dirs = f->debug_dirs;
+	f->dirs.ndirs = f->ndebug_dirs;
 	return f;
 }
 
@@ -123,18 +125,6 @@ static bool stays_in_its_root(const struct sym_finder *f, const char *file)
 		return ok;
 	}
 	return true;
-}
-
-void sym_hex(const uint8_t *id, uint32_t len, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	uint32_t i;
-
-	for (i = 0; i < len; i++) {
-		hex[2 * i] = digits[id[i] >> 4];
-		hex[2 * i + 1] = digits[id[i] & 0xf];
-	}
-	hex[2 * len] = 0;
 }
 
 /* Open one candidate: SYM_OK (*out set), SYM_R_NOT_FOUND or SYM_R_BUILD_ID. */
@@ -349,91 +339,26 @@ skip:
 	return false;
 }
 
-static char *build_id_file(const char *root, const char *sub, const char *hex)
+/* elfobj_debug_search()'s callback: 1 when the search can stop. */
+static int try_debug(void *arg, const char *file, unsigned int kind)
 {
-	char *s;
+	struct debug_search *s = arg;
 
-	if (asprintf(&s, "%s%s/.build-id/%.2s/%s.debug", root, sub, hex, hex + 2) < 0)
-		return NULL;
-	return s;
-}
-
-static bool search_build_id(struct debug_search *s)
-{
-	struct sym_finder *f = s->f;
-	char hex[2 * CAP_BUILD_ID_MAX + 1];
-	int i;
-
-	if (s->w->build_id_len < 2)
-		return false;
-	sym_hex(s->w->build_id, s->w->build_id_len, hex);
-	if (f->symfs && consider(s, build_id_file(f->symfs, SYSTEM_DEBUG_DIR, hex), false))
-		return true;
-	for (i = 0; i < f->ndebug_dirs; i++) {
-		if (consider(s, build_id_file(f->debug_dirs[i], "", hex), false))
-			return true;
-		/* a debug dir may also mirror the file system (DIR/usr/bin/foo) */
-		if (consider(s, join(f->debug_dirs[i], s->w->path), false))
-			return true;
-	}
-	return consider(s, build_id_file("", SYSTEM_DEBUG_DIR, hex), false);
-}
-
-static char *debuglink_file(const char *root, const char *dir, const char *sub, const char *name)
-{
-	char *s;
-
-	if (asprintf(&s, "%s%s%s/%s", root ? root : "", dir, sub, name) < 0)
-		return NULL;
-	return s;
-}
-
-/* gdb's order: the object's directory, its .debug/ subdirectory, then each global debug
- * directory followed by the object's directory. */
-static bool search_debuglink(struct debug_search *s)
-{
-	struct sym_finder *f = s->f;
-	const char *link = s->w->debuglink, *slash;
-	char *dir;
-	bool done = false;
-	int i;
-
-	/* a file name (gdb's convention), in the object's own directories */
-	if (!link || !*link || strchr(link, '/') || !strcmp(link, ".") || !strcmp(link, "..") ||
-	    !recorded_path_ok(s->w->path))
-		return false;
-	slash = strrchr(s->w->path, '/');
-	if (!slash)
-		return false;
-	dir = strndup(s->w->path, slash - s->w->path);
-	if (!dir)
-		return false;
-	done = (f->symfs && (consider(s, debuglink_file(f->symfs, dir, "", link), true) ||
-			     consider(s, debuglink_file(f->symfs, dir, "/.debug", link), true))) ||
-	       consider(s, debuglink_file(NULL, dir, "", link), true) ||
-	       consider(s, debuglink_file(NULL, dir, "/.debug", link), true);
-	for (i = 0; !done && i < f->ndebug_dirs; i++)
-		done = consider(s, debuglink_file(f->debug_dirs[i], dir, "", link), true);
-	if (!done && f->symfs) {
-		char *root = join(f->symfs, SYSTEM_DEBUG_DIR);
-
-		done = root && consider(s, debuglink_file(root, dir, "", link), true);
-		free(root);
-	}
-	if (!done)
-		done = consider(s, debuglink_file(SYSTEM_DEBUG_DIR, dir, "", link), true);
-	free(dir);
-	return done;
+	return consider(s, strdup(file), kind & ELFOBJ_CAND_LINK);
 }
 
 int sym_finder__debug(struct sym_finder *f, const struct sym_want *w, bool need_dwarf,
 		      struct sym_elf **out, char **found_path)
 {
 	struct debug_search s = { .f = f, .w = w, .need_dwarf = need_dwarf };
+	/* a debuglink is followed beside a path stkrec wrote, never to /proc or through ".." */
+	struct elfobj_debug_want dw = { w->path, w->build_id, w->build_id_len,
+					recorded_path_ok(w->path) ? w->debuglink : NULL,
+					w->debuglink_crc };
 
 	*out = NULL;
 	*found_path = NULL;
-	if (!search_build_id(&s) && !search_debuglink(&s) && !s.best)
+	if (!elfobj_debug_search(&f->dirs, &dw, try_debug, &s) && !s.best)
 		consider(&s, dbgd_fetch(f, w, false), false);
 	if (s.hit) {
 		sym_elf__close(s.best);

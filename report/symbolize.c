@@ -4,13 +4,14 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <elfutils/libdwelf.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <stk/elfobj.h>
 
 #include "htab.h"
 #include "sym_internal.h"
@@ -28,6 +29,11 @@ static const char *const reason_names[SYM_R__COUNT] = {
 	[SYM_R_NO_KSYMS] = "no kallsyms in capture",
 	[SYM_R_BUDGET] = "over the memory budget",
 };
+
+void sym_hex(const uint8_t *id, uint32_t len, char *hex)
+{
+	elfobj_hex(id, len, hex);
+}
 
 const char *sym_reason_name(unsigned int reason)
 {
@@ -136,7 +142,7 @@ void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_re
 
 /* ---- ELF objects --------------------------------------------------------------------------- */
 
-int sym_segments_to_vaddr(const struct sym_segment *segs, uint32_t nsegs, uint64_t off,
+int sym_segments_to_vaddr(const struct elfobj_segment *segs, uint32_t nsegs, uint64_t off,
 			  uint64_t *vaddr)
 {
 	uint32_t i;
@@ -179,150 +185,28 @@ const struct sym_symbol *sym_symbols_find(const struct sym_symbol *syms, uint32_
 	return NULL;
 }
 
-struct raw_sym {
-	uint64_t addr;
-	size_t name_off;	/* into sym_buf.names, which moves while it grows */
-	struct cap_symbol_cand c;	/* c.name set once the names stop moving */
-};
-
-static int raw_sym_cmp(const void *a, const void *b)
-{
-	const struct raw_sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* of aliases at one address, the one stkrec keeps when it embeds a table (format.md 4.8) */
-	return cap_symbol_prefer(&x->c, &y->c);
-}
-
-struct sym_buf {
-	struct raw_sym *syms;
-	size_t n, cap;
-	char *names;
-	size_t len, names_cap;
-};
-
-/* name is kept without its symbol version (format.md 4.8), as from an embedded table */
-static int buf_add(struct sym_buf *b, const GElf_Sym *sym, const char *name)
-{
-	size_t base = cap_symbol_base_len(name), nlen = base + 1;
-
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		struct raw_sym *s = realloc(b->syms, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		b->syms = s;
-		b->cap = cap;
-	}
-	while (b->len + nlen > b->names_cap) {
-		size_t cap = b->names_cap ? b->names_cap * 2 : 4096;
-		char *p = realloc(b->names, cap);
-
-		if (!p)
-			return -ENOMEM;
-		b->names = p;
-		b->names_cap = cap;
-	}
-	memcpy(b->names + b->len, name, base);
-	b->names[b->len + base] = 0;
-	b->syms[b->n].addr = sym->st_value;
-	b->syms[b->n].name_off = b->len;
-	b->syms[b->n].c = (struct cap_symbol_cand){ sym->st_size, GELF_ST_BIND(sym->st_info),
-						    NULL };
-	b->n++;
-	b->len += nlen;
-	return 0;
-}
-
-/* Function symbols of the first section of type sh_type. */
-static int read_symbols(Elf *elf, uint32_t sh_type, struct sym_buf *b)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != sh_type)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !shdr.sh_entsize)
-			return 0;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-			int t;
-
-			if (!gelf_getsym(data, i, &sym))
-				break;
-			t = GELF_ST_TYPE(sym.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (buf_add(b, &sym, name))
-				return -ENOMEM;
-		}
-		return 0;
-	}
-	return 0;
-}
-
 static int read_segments(Elf *elf, struct sym_elf *e)
 {
-	size_t n, i;
+	int err = elfobj_segments(elf, &e->segs, &e->nsegs);
 
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	e->segs = calloc(n ? n : 1, sizeof(*e->segs));
-	if (!e->segs)
-		return -ENOMEM;
-	e->bytes += (uint64_t)(n ? n : 1) * sizeof(*e->segs);
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		e->segs[e->nsegs].offset = ph.p_offset;
-		e->segs[e->nsegs].vaddr = ph.p_vaddr;
-		e->segs[e->nsegs].filesz = ph.p_filesz;
-		e->nsegs++;
-	}
-	return 0;
+	if (!err)
+		e->bytes += (uint64_t)(e->nsegs ? e->nsegs : 1) * sizeof(*e->segs);
+	return err;
 }
 
-/* Bytes of the first section called name, other than SHT_NOBITS, or NULL. */
-static Elf_Data *section_data(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name))
-			return elf_getdata(scn, NULL);
-	}
-	return NULL;
-}
+/* A decompressed .gnu_debugdata image and its ELF, which lend their symbols' names. */
+struct debugdata {
+	Elf *inner;
+	uint8_t *image;
+};
 
 /*
  * MiniDebugInfo (.gnu_debugdata, as Fedora ships it): an xz-compressed ELF file whose .symtab
- * holds the local functions that .dynsym lacks. Added to b; a damaged section adds nothing.
+ * holds the local functions that .dynsym lacks. Added to l; a damaged section adds nothing. Their
+ * names are lent by dd, which the caller frees once they are copied.
  */
-static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found,
-			  struct sym_debug_budget *debug)
+static int read_debugdata(Elf *elf, struct elfobj_syms *l, bool *found,
+			  struct sym_debug_budget *debug, struct debugdata *dd)
 {
 	/*
 	 * A hostile capture may embed decompression bombs, a few KiB of xz each: stop at the chunk
@@ -331,11 +215,11 @@ static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found,
 	uint64_t left = sym_debug_left(debug);
 	const size_t limit = left < CAP_MAX_CHUNK_RAW ? left : CAP_MAX_CHUNK_RAW;
 	lzma_stream strm = LZMA_STREAM_INIT;
-	size_t cap = 0, before = b->n;
+	size_t cap = 0;
 	uint8_t *out = NULL;
 	Elf *inner = NULL;
 	GElf_Shdr shdr;
-	Elf_Data *d = section_data(elf, ".gnu_debugdata", &shdr);
+	Elf_Data *d = elfobj_section_named(elf, ".gnu_debugdata", &shdr);
 	lzma_ret ret;
 	int err = 0;
 
@@ -384,60 +268,70 @@ static int read_debugdata(Elf *elf, struct sym_buf *b, bool *found,
 		goto out;
 	inner = elf_memory((char *)out, strm.total_out);
 	if (inner && elf_kind(inner) == ELF_K_ELF)
-		err = read_symbols(inner, SHT_SYMTAB, b);
-	*found = !err && b->n > before;
+		err = elfobj_syms_add(l, inner, SHT_SYMTAB, 0);
+	*found = err > 0;
+	err = err < 0 ? err : 0;
 out:
 	/* what was inflated was work done, whether it was of use or not (at most limit bytes:
 	 * a byte past it only told that the stream went on); limit is within what debug had
 	 * left, so it always fits */
 	sym_debug_inflate(debug, strm.total_out < limit ? strm.total_out : limit);
-	if (inner)
-		elf_end(inner);
 	lzma_end(&strm);
-	free(out);
+	dd->inner = inner;
+	dd->image = out;
 	return err;
+}
+
+/* e->syms and e->names: l's symbols, their names copied without their version (format.md 4.8),
+ * as from an embedded table. */
+static int copy_symbols(const struct elfobj_syms *l, struct sym_elf *e)
+{
+	size_t len = 0;
+	char *p;
+
+	for (uint32_t i = 0; i < l->n; i++)
+		len += cap_symbol_base_len(l->v[i].c.name) + 1;
+	e->syms = calloc(l->n ? l->n : 1, sizeof(*e->syms));
+	e->names = p = malloc(len ? len : 1);
+	if (!e->syms || !e->names)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < l->n; i++) {
+		size_t base = cap_symbol_base_len(l->v[i].c.name);
+
+		memcpy(p, l->v[i].c.name, base);
+		p[base] = 0;
+		e->syms[i] = (struct sym_symbol){ l->v[i].addr, l->v[i].c.size, p };
+		p += base + 1;
+	}
+	e->nsyms = l->n;
+	e->bytes += (uint64_t)(l->n ? l->n : 1) * sizeof(*e->syms) + (len ? len : 1);
+	return 0;
 }
 
 static int collect_symbols(Elf *elf, struct sym_elf *e, struct sym_debug_budget *debug)
 {
-	struct sym_buf b = { 0 };
-	size_t i;
-	int err;
+	struct elfobj_syms l = { 0 };
+	struct debugdata dd = { 0 };
+	int n, err;
 
-	err = read_symbols(elf, SHT_SYMTAB, &b);
-	e->full_symtab = b.n > 0;
+	n = elfobj_syms_add(&l, elf, SHT_SYMTAB, 0);
+	e->full_symtab = n > 0;
 	/* a stripped binary keeps only .dynsym, perhaps with MiniDebugInfo beside it */
-	if (!err && !b.n) {
-		err = read_symbols(elf, SHT_DYNSYM, &b);
-		if (!err)
-			err = read_debugdata(elf, &b, &e->from_debugdata, debug);
+	if (!n) {
+		n = elfobj_syms_add(&l, elf, SHT_DYNSYM, 0);
+		if (n >= 0)
+			n = read_debugdata(elf, &l, &e->from_debugdata, debug, &dd);
 		e->full_symtab = e->from_debugdata;
 	}
-	if (err)
-		goto out;
-	for (i = 0; i < b.n; i++)
-		b.syms[i].c.name = b.names + b.syms[i].name_off;
-	if (b.n)
-		qsort(b.syms, b.n, sizeof(*b.syms), raw_sym_cmp);
-	e->syms = calloc(b.n ? b.n : 1, sizeof(*e->syms));
-	if (!e->syms) {
-		err = -ENOMEM;
-		goto out;
+	err = n < 0 ? n : 0;
+	if (!err) {
+		elfobj_syms_unique(&l);
+		err = copy_symbols(&l, e);
 	}
-	for (i = 0; i < b.n; i++) {
-		if (e->nsyms && e->syms[e->nsyms - 1].addr == b.syms[i].addr)
-			continue;	/* aliases: the first after sorting wins */
-		e->syms[e->nsyms].addr = b.syms[i].addr;
-		e->syms[e->nsyms].size = b.syms[i].c.size;
-		e->syms[e->nsyms].name = b.syms[i].c.name;	/* into b.names, kept as e->names */
-		e->nsyms++;
-	}
-	e->names = b.names;
-	e->bytes += (uint64_t)(b.n ? b.n : 1) * sizeof(*e->syms) + b.names_cap;
-	b.names = NULL;
-out:
-	free(b.syms);
-	free(b.names);
+	elfobj_syms_clear(&l);
+	if (dd.inner)
+		elf_end(dd.inner);
+	free(dd.image);
 	return err;
 }
 
@@ -445,7 +339,7 @@ out:
 static int read_debuglink(Elf *elf, struct sym_elf *e)
 {
 	GElf_Shdr shdr;
-	Elf_Data *d = section_data(elf, ".gnu_debuglink", &shdr);
+	Elf_Data *d = elfobj_section_named(elf, ".gnu_debuglink", &shdr);
 	const char *name;
 	size_t len, crc_off;
 	uint32_t crc;
@@ -474,15 +368,14 @@ static bool has_debug_info(Elf *elf)
 {
 	GElf_Shdr shdr;
 
-	return section_data(elf, ".debug_info", &shdr) || section_data(elf, ".zdebug_info", &shdr);
+	return elfobj_section_named(elf, ".debug_info", &shdr) ||
+	       elfobj_section_named(elf, ".zdebug_info", &shdr);
 }
 
 /* Everything sym_elf holds, from an open Elf. NULL + errno. */
 static struct sym_elf *elf_read(Elf *elf, struct sym_debug_budget *debug)
 {
 	struct sym_elf *e = NULL;
-	const void *bid;
-	ssize_t bid_len;
 	int err = 0;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
@@ -494,11 +387,7 @@ static struct sym_elf *elf_read(Elf *elf, struct sym_debug_budget *debug)
 		errno = ENOMEM;
 		return NULL;
 	}
-	bid_len = dwelf_elf_gnu_build_id(elf, &bid);
-	if (bid_len > 0 && bid_len <= CAP_BUILD_ID_MAX) {
-		memcpy(e->build_id, bid, bid_len);
-		e->build_id_len = bid_len;
-	}
+	e->build_id_len = elfobj_build_id(elf, e->build_id);
 	err = read_segments(elf, e);
 	if (!err)
 		err = collect_symbols(elf, e, debug);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <stk/capture.h>
+#include <stk/elfobj.h>
 
 enum sym_reason {
 	SYM_OK = 0,
@@ -135,10 +136,6 @@ void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_re
 
 /* ---- one ELF object ------------------------------------------------------------------------ */
 
-struct sym_segment {
-	uint64_t offset, vaddr, filesz;
-};
-
 struct sym_symbol {
 	uint64_t addr, size;
 	const char *name;
@@ -150,7 +147,7 @@ struct sym_symbol {
  */
 struct sym_elf {
 	uint32_t nsegs, nsyms;
-	struct sym_segment *segs;
+	struct elfobj_segment *segs;	/* PT_LOAD */
 	struct sym_symbol *syms;
 	char *names;
 	uint32_t build_id_len;
@@ -170,7 +167,7 @@ struct sym_elf *sym_elf__open_debug(const char *path, struct sym_debug_budget *d
 void sym_elf__close(struct sym_elf *e);
 
 /* File offset -> virtual address through the segment containing it. 0, or -ENOENT if none. */
-int sym_segments_to_vaddr(const struct sym_segment *segs, uint32_t nsegs, uint64_t off,
+int sym_segments_to_vaddr(const struct elfobj_segment *segs, uint32_t nsegs, uint64_t off,
 			  uint64_t *vaddr);
 /* The symbol containing vaddr, or NULL. syms sorted by addr. */
 const struct sym_symbol *sym_symbols_find(const struct sym_symbol *syms, uint32_t nsyms,

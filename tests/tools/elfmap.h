@@ -20,7 +20,7 @@ static inline void elfmap_segment(const struct sym_elf *e, uint64_t addr, uint64
 	uint32_t i;
 
 	for (i = 0; i < e->nsegs; i++) {
-		const struct sym_segment *s = &e->segs[i];
+		const struct elfobj_segment *s = &e->segs[i];
 
 		if (addr < s->vaddr || addr - s->vaddr >= s->filesz)
 			continue;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/objects.c, debugfile.c and perfmap.c: perf-map lines, build-ids and pseudo
+ * Unit tests of record/objects.c, symbolize/debugfile.c and perfmap.c: perf-map lines, build-ids
+ * and pseudo
  * ids of the objects behind this test's own mappings, the vdso, and the OBJECTS record written for
  * them; for a stripped copy of this program, the symbols of its debug file added to the record
  * when the debug file is where it belongs and carries the right build-id or CRC, and only then
@@ -213,7 +214,7 @@ out:
 }
 
 
-/* ---- debug files of stripped objects (debugfile.c) ---------------------------------------- */
+/* ---- debug files of stripped objects (symbolize/debugfile.c) ------------------------------ */
 
 static char dbg_tmp[] = "/tmp/rec_objects_dbg.XXXXXX";
 
@@ -233,7 +234,7 @@ static struct written record_of(const char *path, const char *root, const char *
 {
 	struct written out = { 0 };
 	char mapped[PATH_MAX], cap[PATH_MAX];
-	struct rec_debug_dirs dirs = { 0 };
+	struct elfobj_debug_dirs dirs = { 0 };
 	struct rec_opts opts = { 0 };
 	struct rec_objects *os = rec_objects__new(NULL);
 	struct cap_writer *w = NULL;

@@ -27,7 +27,7 @@ static uint64_t addr_of(const struct sym_elf *e, const char *name)
 static void test_segments(void)
 {
 	/* golden.elf's segments, plus one whose vaddr is not offset + base (prelinked, data) */
-	const struct sym_segment segs[] = {
+	const struct elfobj_segment segs[] = {
 		{ 0x0, 0x400000, 0x560 },
 		{ 0x1000, 0x401000, 0x259 },
 		{ 0x2df8, 0x403df8, 0x230 },

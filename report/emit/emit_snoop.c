@@ -24,7 +24,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "../report.h"
 
 static void snoop_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
 {

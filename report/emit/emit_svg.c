@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "../report.h"
 
 #define DEFAULT_W 1200.0	/* flamegraph.pl's --width */
 #define XPAD 10.0

@@ -23,7 +23,7 @@
 
 #include <zlib.h>
 
-#include "report.h"
+#include "../report.h"
 
 /* ---- protobuf writer ------------------------------------------------------------------------- */
 

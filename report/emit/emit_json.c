@@ -21,7 +21,7 @@
  */
 #include <inttypes.h>
 
-#include "report.h"
+#include "../report.h"
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0. */
 int emit_utf8_len(const unsigned char *s)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "../report.h"
 
 #define ROOT UINT32_MAX
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report.h"
+#include "../report.h"
 
 /* A new output format is one emit_<name>.c and one line here. */
 const struct emitter *const rep_emitters[] = {

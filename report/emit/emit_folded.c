@@ -21,7 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "../report.h"
 
 static void folded_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
 {

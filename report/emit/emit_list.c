@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 
-#include "report.h"
+#include "../report.h"
 
 static const char *str(const struct rep_model *m, uint32_t id)
 {
