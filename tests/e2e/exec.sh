@@ -29,7 +29,8 @@ for unwind in fp auto; do
 		'^wl_exec;(.*;)?main;exec_a_outer;exec_a_middle;exec_a_leaf ')" "$tmp/$name.rep"
 	check_eq "$name.new_image" "$m" "$(sum_folded "$tmp/$name.rep" \
 		'^wl_exec_b;(.*;)?main;exec_b_outer;exec_b_middle;exec_b_leaf ')" "$tmp/$name.rep"
-	check_eq "$name.total" $((n + m)) "$(sum_folded "$tmp/$name.rep" '^wl_exec(_b)?;')" \
+	# and one event before the old image's chain, to have stkrec read the process first
+	check_eq "$name.total" $((n + m + 1)) "$(sum_folded "$tmp/$name.rep" '^wl_exec(_b)?;')" \
 		"$tmp/$name.rep"
 done
 e2e_done

@@ -7,7 +7,10 @@
  *   wl_exec N PROGRAM M
  *
  * Both images' events fall in one interval of a recording, and the exec comes right after the
- * old image's last event: stkrec reads the new image before it drains the old one's rows.
+ * old image's last event: stkrec reads the new image before it drains the old one's rows. The
+ * old image waits 300 ms before its events, so that stkrec has read it by then: an event whose
+ * user stack BPF defers (process not read yet) is walked by stkrec with the tables of the image
+ * the pid has when it gets to it, which after the exec is the new one (not named here).
  */
 #include "wl.h"
 
@@ -36,6 +39,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s N PROGRAM M\n", argv[0]);
 		return 2;
 	}
+	getppid();	/* BPF sees the process: stkrec reads it */
+	wl_sleep_ms(300);
 	exec_a_outer(wl_number(argv[0], argv[1]));
 	execl(argv[2], argv[2], argv[3], (char *)NULL);
 	fprintf(stderr, "%s: %s: %s\n", argv[0], argv[2], strerror(errno));
