@@ -98,12 +98,21 @@ struct {
 	__type(value, __u8);
 } seen SEC(".maps");
 
-/* The last tgid this CPU found in `seen`, with the seen_epoch it was found in. */
+/*
+ * The last tgid this CPU found in `seen`, with the seen_epoch it was found in and its image stamp
+ * (exec_ns). A per-CPU value: only programs of this CPU write it, one at a time but for nesting,
+ * and a nested program that finds a half-written pair takes it for a miss (mark checked last).
+ */
+struct seen_cache {
+	__u64 mark;		/* seen_epoch << 32 | tgid */
+	__u64 image_ns;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);	/* seen_epoch << 32 | tgid: one store, never half-updated */
+	__type(value, struct seen_cache);
 } seen_last SEC(".maps");
 
 struct {
@@ -148,7 +157,7 @@ static __always_inline void stat_add(__u32 stat)
 		*v += 1;
 }
 
-static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
+static __always_inline bool send_notify_at(__u32 tgid, __u32 kind, __u64 addr, __u64 ts_ns)
 {
 	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
 
@@ -159,9 +168,14 @@ static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
 	n->tgid = tgid;
 	n->kind = kind;
 	n->addr = addr;
-	n->ts_ns = bpf_ktime_get_ns();
+	n->ts_ns = ts_ns;
 	bpf_ringbuf_submit(n, 0);
 	return true;
+}
+
+static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
+{
+	return send_notify_at(tgid, kind, addr, bpf_ktime_get_ns());
 }
 
 /* Mix one frame into a stack's hash (word-wise, keyed by the per-run seed). */
@@ -251,32 +265,47 @@ static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 	bpf_ringbuf_submit(e, STK_RB_NO_WAKEUP);
 }
 
+/* The image stamp of tgid (struct stk_key image_ns): its last exec or fork BPF saw, else 0. */
+static __always_inline __u64 image_stamp(__u32 tgid)
+{
+	__u64 *ns = bpf_map_lookup_elem(&exec_ns, &tgid);
+
+	return ns ? *ns : 0;
+}
+
 /*
  * Nearly every event is of a tgid seen just before on the same CPU: a per-CPU compare saves
- * the LRU lookup. on_exec()/on_exit() delete the tgid from `seen` and then bump seen_epoch,
- * which voids every CPU's cached tgid (a CPU that reads the new epoch finds the tgid gone).
+ * the LRU lookups. on_exec()/on_exit() delete the tgid from `seen` and then bump seen_epoch,
+ * which voids every CPU's cached tgid (a CPU that reads the new epoch finds the tgid gone);
+ * on_exec() and on_fork() stamp exec_ns before the bump, so the cached stamp is voided with it.
+ * Returns the tgid's image stamp.
  */
-static __always_inline void note_first_seen(__u32 tgid)
+static __always_inline __u64 note_first_seen(__u32 tgid)
 {
 	__u32 zero = 0;
-	__u64 *last = bpf_map_lookup_elem(&seen_last, &zero);
-	__u64 mark = ((__u64)*(volatile __u32 *)&seen_epoch << 32) | tgid;
+	struct seen_cache *last = bpf_map_lookup_elem(&seen_last, &zero);
+	__u64 mark = ((__u64)*(volatile __u32 *)&seen_epoch << 32) | tgid, image;
 	__u8 one = 1;
 
-	if (last && *last == mark)
-		return;
+	if (last && *(volatile __u64 *)&last->mark == mark)
+		return last->image_ns;
+	image = image_stamp(tgid);
 	/* A lookup is lock-free, while an update takes the bucket lock even when it fails. */
 	if (!bpf_map_lookup_elem(&seen, &tgid)) {
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
-			return;	/* another CPU inserted it meanwhile (or the LRU is busy: retried) */
+			return image;	/* another CPU inserted it meanwhile (or the LRU is busy) */
 		/* Forget it when the message was dropped, so a later event tries again. */
 		if (!send_notify(tgid, STK_NOTIFY_SEEN, 0)) {
 			bpf_map_delete_elem(&seen, &tgid);
-			return;
+			return image;
 		}
 	}
-	if (last)
-		*last = mark;
+	if (last) {
+		last->mark = 0;		/* a nested program sees a miss, not a half-written pair */
+		last->image_ns = image;
+		*(volatile __u64 *)&last->mark = mark;
+	}
+	return image;
 }
 
 /* A kernel thread has no user stack. */
@@ -606,6 +635,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq, g, *nest;
+	__u64 image = 0;
 	struct uregs r = {};
 	struct scratch *sc;
 	struct stk_key key;
@@ -620,7 +650,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 		return 0;
 	stat_add(STK_STAT_EVENTS);
 	if (tgid)
-		note_first_seen(tgid);
+		image = note_first_seen(tgid);
 	sc = enter(&nest);
 	if (!sc)
 		return 0;
@@ -632,6 +662,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	key.pid = tid;
 	key.probe = probe;
 	key.kret = kret;
+	key.image_ns = image;
 	if (cfg_unwind == STK_UNWIND_FP)
 		key.uret = uret;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
@@ -752,14 +783,36 @@ int on_exec(void *ctx)
 	__u64 now = bpf_ktime_get_ns();
 
 	bpf_map_delete_elem(&seen, &tgid);
-	/* the stamp first: stkrec may write tables in between, which the delete then removes */
+	/*
+	 * The stamp first: stkrec may write tables in between, which the delete then removes. It
+	 * is also the new image's stamp in every key from here on (struct stk_key image_ns), and
+	 * the notification carries it, so stkrec tells the two images' rows apart.
+	 */
 	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* the old image's tables */
 	__sync_fetch_and_add(&seen_epoch, 1);	/* after the delete: see note_first_seen() */
 	if (cfg_filter_tgid)
 		start_tracing_at_exec(tgid);
 	if (traced(tgid, tid))
-		send_notify(tgid, STK_NOTIFY_EXEC, 0);
+		send_notify_at(tgid, STK_NOTIFY_EXEC, 0, now);
+	return 0;
+}
+
+/*
+ * A new process (not a thread): stamp its image, so that its rows are not named with the
+ * process that had its pid before (pid reuse within one interval). Its parent's mappings are
+ * its own until it execs; stkrec learns them from the kernel's fork record.
+ */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = BPF_CORE_READ(child, tgid);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (tgid != BPF_CORE_READ(child, pid))
+		return 0;	/* a thread shares its process's image */
+	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
+	__sync_fetch_and_add(&seen_epoch, 1);	/* voids cached stamps of the pid's last owner */
 	return 0;
 }
 
@@ -884,10 +937,9 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	 * ld.so mapped: its next block, in its own code, notifies instead.
 	 */
 	live = !(flags & PF_EXITING) && !ptrace_stopped;
-	if (live)
-		note_first_seen(tgid);
 
 	__builtin_memset(&st, 0, sizeof(st));	/* padding too: keys hash as bytes */
+	st.key.image_ns = live ? note_first_seen(tgid) : image_stamp(tgid);
 	st.ts_ns = now;
 	st.key.tgid = tgid;
 	st.key.pid = tid;

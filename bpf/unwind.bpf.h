@@ -36,7 +36,8 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
- * tgid -> the time of its last exec. A re-read asked for by an event of the old image may read
+ * tgid -> the time of its last exec, or of its fork when it is a new process since (the image
+ * stamp of struct stk_key, kept with --unwind fp too). A re-read asked for by an event of the old image may read
  * the new one, where the address it asks about means nothing: it must not settle the process
  * (record/unwind.c rec_unwind__proc()).
  */

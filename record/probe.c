@@ -129,8 +129,6 @@ static int size_maps(struct rec_probe *p, const struct rec_opts *o)
 		err = bpf_map__set_max_entries(s->maps.unwind_rows, p->maps.unwind_rows_cap);
 	if (!err && !cfi)
 		err = bpf_map__set_max_entries(s->maps.unwind_procs, 1);
-	if (!err && !cfi)
-		err = bpf_map__set_max_entries(s->maps.exec_ns, 1);
 	return err;
 }
 
@@ -486,8 +484,10 @@ int rec_probe__attach(struct rec_probe *p, const struct rec_opts *o, struct rec_
 
 	if (!err)
 		err = add_link(p, bpf_program__attach(p->skel->progs.on_exit));
+	if (!err)
+		err = add_link(p, bpf_program__attach(p->skel->progs.on_fork));
 	if (err)
-		return rec_err(err, "cannot attach to the sched_process_exec/exit raw tracepoints: %s",
+		return rec_err(err, "cannot attach to the sched_process_exec/exit/fork raw tracepoints: %s",
 			       strerror(-err));
 	if (o->offcpu)
 		return attach_offcpu(p);

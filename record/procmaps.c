@@ -38,6 +38,20 @@ struct pmap {
 	bool looked_up;		/* obj opened (or known to be none) */
 };
 
+/*
+ * An image an exec (or a new process at the pid) replaced, kept while rows may still name it:
+ * events of the old image drained with the new image's in the same interval (struct stk_key
+ * image_ns, --snoop's event times), until two intervals end.
+ */
+struct old_image {
+	uint64_t until_ns;	/* the exec or fork that ended it: rows before it are its own */
+	uint32_t epoch;		/* rec_procs.epoch when it ended */
+	int32_t part;		/* the interval part whose rows it names, -1: none (rec_procs__split) */
+	struct cap_process rec;	/* comm and exe owned, without maps */
+	struct pmap *maps;	/* paths owned; objects lent by rec_procs.objects */
+	uint32_t nmaps;
+};
+
 struct proc_entry {
 	uint32_t pid;
 	bool pending;		/* changed since its last PROCS record */
@@ -51,6 +65,13 @@ struct proc_entry {
 	uint32_t exit_epoch;	/* rec_procs.epoch when its exit was seen; 0: alive */
 	uint64_t snapshot_ns;	/* the last /proc read: older records are in it */
 	uint64_t exec_ns;	/* the last exec: older records are of the old image */
+	uint64_t image_ns;	/* the current image's start: its exec or fork, as applied */
+	uint64_t bpf_exec_ns;	/* the last exec BPF told of (rec_procs__exec_seen) */
+	struct old_image *old;	/* oldest first */
+	uint32_t nold;
+	int32_t part;		/* the interval part its current image is written before; -1:
+				 * none (rec_procs__split) */
+	bool split;		/* on rec_procs.split: rows of an old image in this interval */
 	struct cap_process rec;	/* without maps: those are built for each PROCS record */
 	struct pmap *maps;	/* sorted by start, not overlapping */
 	uint32_t nmaps;
@@ -68,6 +89,8 @@ struct rec_procs {
 	struct rec_unwind *unwind;
 	struct entry_list pending;
 	struct entry_list dirty;
+	struct entry_list split;	/* entries with rows of an old image in this interval */
+	struct entry_list aged;		/* entries with old images */
 	uint32_t *exited;	/* pids whose exit was seen, until their entry goes */
 	uint32_t nexited, exited_cap;
 	uint32_t epoch;		/* rec_procs__retire() calls, from 1 */
@@ -136,10 +159,20 @@ static void clear_maps(struct proc_entry *e)
 	e->nmaps = 0;
 }
 
+static void free_old(struct old_image *o)
+{
+	free_maps(o->maps, o->nmaps);
+	free(o->rec.comm);
+	free(o->rec.exe);
+}
+
 static void free_entry(void *p)
 {
 	struct proc_entry *e = p;
 
+	for (uint32_t i = 0; i < e->nold; i++)
+		free_old(&e->old[i]);
+	free(e->old);
 	clear_maps(e);
 	free(e->rec.comm);
 	free(e->rec.exe);
@@ -154,6 +187,8 @@ void rec_procs__free(struct rec_procs *ps)
 	rec_objects__free(ps->objects);
 	free(ps->pending.v);
 	free(ps->dirty.v);
+	free(ps->split.v);
+	free(ps->aged.v);
 	free(ps->exited);
 	free(ps->hits);
 	free(ps->out);
@@ -370,18 +405,64 @@ static int put_pmap(struct proc_entry *e, struct pmap *p)
 	return err;
 }
 
-/* Forget the mappings made before ns (an exec replaced them). */
-static void drop_before(struct proc_entry *e, uint64_t ns)
-{
-	uint32_t kept = 0;
+static int list_push(struct entry_list *l, struct proc_entry *e);
 
+/*
+ * An exec or a new process at e's pid at ns ended e's image: keep the mappings made before ns
+ * as an old image (moved, not copied), for rows of it drained after. Without memory they are
+ * dropped: such rows are then named with the new image, as before there were old images.
+ */
+static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t ns)
+{
+	struct old_image *o = NULL, *v;
+	uint32_t kept = 0, n = 0;
+
+	if (e->nmaps || (e->rec.flags & CAP_PROC_F_NO_MAPS)) {
+		v = realloc(e->old, (e->nold + 1) * sizeof(*v));
+		if (v) {
+			e->old = v;
+			o = &v[e->nold];
+			memset(o, 0, sizeof(*o));
+			o->maps = calloc(e->nmaps ? e->nmaps : 1, sizeof(*o->maps));
+			o->rec = e->rec;
+			o->rec.comm = strdup(e->rec.comm);
+			o->rec.exe = strdup(e->rec.exe);
+			if (!o->maps || !o->rec.comm || !o->rec.exe ||
+			    (!e->nold && list_push(&ps->aged, e))) {
+				free_old(o);
+				o = NULL;
+			}
+		}
+	}
 	for (uint32_t i = 0; i < e->nmaps; i++) {
-		if (e->maps[i].added_ns < ns)
-			free(e->maps[i].m.path);
-		else
+		if (e->maps[i].added_ns >= ns)
 			e->maps[kept++] = e->maps[i];
+		else if (o)
+			o->maps[n++] = e->maps[i];
+		else
+			free(e->maps[i].m.path);
 	}
 	e->nmaps = kept;
+	if (!o)
+		return;
+	o->nmaps = n;
+	o->until_ns = ns;
+	o->epoch = ps->epoch;
+	o->part = -1;
+	e->nold++;
+}
+
+/* Open the objects of maps not looked up yet (held open until written). */
+static void look_up_maps(struct rec_procs *ps, struct proc_entry *e, struct pmap *maps, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct pmap *p = &maps[i];
+
+		if (p->looked_up)
+			continue;
+		p->obj = rec_objects__get(ps->objects, e->pid, &p->m, e->other_ns);
+		p->looked_up = true;
+	}
 }
 
 /* Open the objects of e's mappings not looked up yet (held open until written). */
@@ -395,14 +476,7 @@ static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 		e->other_ns = !*ns || (*ps->mnt_ns && strcmp(ns, ps->mnt_ns));
 		e->ns_known = true;
 	}
-	for (uint32_t i = 0; i < e->nmaps; i++) {
-		struct pmap *p = &e->maps[i];
-
-		if (p->looked_up)
-			continue;
-		p->obj = rec_objects__get(ps->objects, e->pid, &p->m, e->other_ns);
-		p->looked_up = true;
-	}
+	look_up_maps(ps, e, e->maps, e->nmaps);
 }
 
 /* ---- the BPF walker's view ----------------------------------------------------------------- */
@@ -745,13 +819,49 @@ void rec_procs__mapped(struct rec_procs *ps, uint32_t pid, const struct cap_mapp
 	touch(ps, e);
 }
 
+/* Forget the mappings made before ns: of an image ended already. */
+static void end_image_none(struct proc_entry *e, uint64_t ns)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < e->nmaps; i++) {
+		if (e->maps[i].added_ns < ns)
+			free(e->maps[i].m.path);
+		else
+			e->maps[kept++] = e->maps[i];
+	}
+	e->nmaps = kept;
+}
+
+void rec_procs__exec_seen(struct rec_procs *ps, uint32_t pid, uint64_t ns)
+{
+	struct proc_entry *e = find_entry(ps, pid);
+
+	if (!e)
+		return;
+	/*
+	 * The kernel's exec record (rec_procs__exec) comes through another ring and may be
+	 * applied before or after this: it ended the image already when it came since the
+	 * previous exec BPF told of.
+	 */
+	if (e->image_ns <= e->bpf_exec_ns && ns > e->image_ns) {
+		end_image(ps, e, UINT64_MAX);	/* every mapping so far is the old image's */
+		e->image_ns = ns;
+	}
+	e->bpf_exec_ns = ns;
+}
+
 void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint64_t ns)
 {
 	struct proc_entry *e = get_entry(ps, pid);
 
 	if (!e || ns < e->snapshot_ns)
 		return;		/* the last /proc read is of the new image already */
-	drop_before(e, ns);
+	if (ns > e->image_ns)	/* else BPF told of this exec first: the image ended then */
+		end_image(ps, e, ns);
+	else
+		end_image_none(e, ns);
+	e->image_ns = e->image_ns > ns ? e->image_ns : ns;
 	e->exec_ns = ns;
 	e->complete = true;
 	e->ns_known = false;	/* unshare(CLONE_NEWNS), then exec: how containers start */
@@ -768,8 +878,11 @@ void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64
 	/* records of the child read before its parent's fork record (another CPU's ring) */
 	if (!e || e->exec_ns > ns || e->snapshot_ns > ns)
 		return;
-	/* a pid used again: nothing of the process that had it carries over */
+	/* a pid used again: nothing of the process that had it carries over but its old image */
+	if (ns > e->image_ns)
+		end_image(ps, e, UINT64_MAX);
 	clear_maps(e);
+	e->image_ns = ns > e->image_ns ? ns : e->image_ns;
 	e->complete = e->from_proc = e->ns_known = false;
 	e->exit_epoch = 0;
 	e->snapshot_ns = ns;
@@ -815,6 +928,32 @@ void rec_procs__follow(struct rec_procs *ps, bool whole)
 	ps->following = whole;
 }
 
+/*
+ * Old images that ended before the interval just written began: their events were drained by
+ * now (an event comes before the exec that ends its image, so in the interval the exec was
+ * seen in or the one before).
+ */
+static void forget_old_images(struct rec_procs *ps)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < ps->aged.n; i++) {
+		struct proc_entry *e = ps->aged.v[i];
+		uint32_t n = 0;
+
+		for (uint32_t j = 0; j < e->nold; j++) {
+			if (e->old[j].epoch < ps->epoch)
+				free_old(&e->old[j]);
+			else
+				e->old[n++] = e->old[j];
+		}
+		e->nold = n;
+		if (n)
+			ps->aged.v[kept++] = e;
+	}
+	ps->aged.n = kept;
+}
+
 void rec_procs__retire(struct rec_procs *ps)
 {
 	uint32_t kept = 0;
@@ -825,7 +964,7 @@ void rec_procs__retire(struct rec_procs *ps)
 		if (!e || !e->exit_epoch)
 			continue;	/* the pid was used again since */
 		/* seen before the last retire: every event it had is in the drain just done */
-		if (e->exit_epoch >= ps->epoch || e->pending || e->dirty) {
+		if (e->exit_epoch >= ps->epoch || e->pending || e->dirty || e->nold) {
 			ps->exited[kept++] = ps->exited[i];
 			continue;
 		}
@@ -834,64 +973,209 @@ void rec_procs__retire(struct rec_procs *ps)
 		free_entry(e);
 	}
 	ps->nexited = kept;
+	forget_old_images(ps);
 	ps->epoch++;
 }
 
 /* ---- records ------------------------------------------------------------------------------- */
 
-void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out)
+/* The old image of e that names a row of time `when`, or NULL for the current one. */
+static struct old_image *image_at(struct proc_entry *e, uint64_t when)
 {
-	uint32_t nmaps = 0, used = 0;
-	struct cap_process *v;
+	for (uint32_t i = 0; i < e->nold; i++)
+		if (when < e->old[i].until_ns)
+			return &e->old[i];
+	return NULL;
+}
+
+/* The mappings that name a row of e at `when`. */
+static void maps_at(struct proc_entry *e, uint64_t when, struct pmap **maps, uint32_t *n)
+{
+	struct old_image *o = image_at(e, when);
+
+	*maps = o ? o->maps : e->maps;
+	*n = o ? o->nmaps : e->nmaps;
+}
+
+/* Rank the images e's rows use into parts 0, 1, ...: the highest part + 1. */
+static uint32_t rank_images(struct proc_entry *e)
+{
+	uint32_t next = 0;
+
+	for (uint32_t i = 0; i < e->nold; i++)
+		if (e->old[i].part >= 0)
+			e->old[i].part = next++;
+	if (e->part >= 0)
+		e->part = next++;
+	return next;
+}
+
+/* The entry of a row whose process has old images, or NULL. */
+static struct proc_entry *aged_entry(struct rec_procs *ps, const struct cap_row *row)
+{
+	struct proc_entry *e = row->pid ? find_entry(ps, row->pid) : NULL;
+
+	return e && e->nold ? e : NULL;
+}
+
+int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const uint64_t *when,
+		     uint32_t *part)
+{
+	uint32_t nparts = 1;
+	int err = 0;
+
+	ps->split.n = 0;
+	/* which old images the rows use (part 0 marks "used" until ranked) */
+	for (uint32_t i = 0; i < iv->nrows && !err; i++) {
+		struct proc_entry *e = aged_entry(ps, &iv->rows[i]);
+		struct old_image *o = e ? image_at(e, when[i]) : NULL;
+
+		if (!o)
+			continue;
+		if (!e->split) {
+			for (uint32_t j = 0; j < e->nold; j++)
+				e->old[j].part = -1;
+			e->part = -1;
+			err = list_push(&ps->split, e);
+			e->split = !err;
+		}
+		o->part = 0;
+		look_up_maps(ps, e, o->maps, o->nmaps);
+	}
+	/* and which of those processes' current images */
+	for (uint32_t i = 0; i < iv->nrows; i++) {
+		struct proc_entry *e = aged_entry(ps, &iv->rows[i]);
+
+		if (e && e->split && !image_at(e, when[i]))
+			e->part = 0;
+	}
+	for (uint32_t i = 0; i < ps->split.n; i++) {
+		uint32_t n = rank_images(ps->split.v[i]);
+
+		nparts = n > nparts ? n : nparts;
+	}
+	for (uint32_t i = 0; i < iv->nrows; i++) {
+		struct proc_entry *e = aged_entry(ps, &iv->rows[i]);
+		struct old_image *o = e && e->split ? image_at(e, when[i]) : NULL;
+
+		part[i] = !e || !e->split ? 0 : o ? (uint32_t)o->part : (uint32_t)e->part;
+	}
+	return err ? err : (int)nparts;
+}
+
+/* Room for n records and nmaps mappings in ps->out and ps->out_maps. */
+static int out_room(struct rec_procs *ps, uint32_t n, uint32_t nmaps)
+{
+	struct cap_process *v = realloc(ps->out, (n ? n : 1) * sizeof(*v));
 	struct cap_mapping *m;
 
-	out->count = 0;
-	out->procs = NULL;
-	for (uint32_t i = 0; i < ps->pending.n; i++)
-		nmaps += ps->pending.v[i]->nmaps;
-	v = realloc(ps->out, (ps->pending.n ? ps->pending.n : 1) * sizeof(*v));
 	if (v)
 		ps->out = v;
 	m = realloc(ps->out_maps, (nmaps ? nmaps : 1) * sizeof(*m));
 	if (m)
 		ps->out_maps = m;
-	if (!v || !m)
+	return v && m ? 0 : -ENOMEM;
+}
+
+/* One record into ps->out[*n], its mappings from ps->out_maps[*used]. */
+static void out_put(struct rec_procs *ps, const struct cap_process *rec, const struct pmap *maps,
+		    uint32_t nmaps, uint32_t *n, uint32_t *used)
+{
+	struct cap_process *p = &ps->out[(*n)++];
+
+	*p = *rec;
+	p->maps = ps->out_maps + *used;
+	p->nmaps = nmaps;
+	for (uint32_t j = 0; j < nmaps; j++)
+		ps->out_maps[(*used)++] = maps[j].m;
+}
+
+/* Is e's current image written before part p? (Not at all while rows of it are split off.) */
+static bool current_in_part(const struct proc_entry *e, uint32_t p)
+{
+	if (e->split)
+		return e->part == (int32_t)p;
+	return p == 0 && e->pending;
+}
+
+void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out)
+{
+	uint32_t n = 0, nmaps = 0, used = 0;
+
+	out->count = 0;
+	out->procs = NULL;
+	for (uint32_t i = 0; i < ps->pending.n; i++)
+		nmaps += ps->pending.v[i]->nmaps;
+	for (uint32_t i = 0; i < ps->split.n; i++) {
+		const struct proc_entry *e = ps->split.v[i];
+
+		nmaps += e->nmaps;
+		for (uint32_t j = 0; j < e->nold; j++)
+			nmaps += e->old[j].nmaps;
+	}
+	if (out_room(ps, ps->pending.n + ps->split.n * 2 + 1, nmaps))
 		return;
+	/* each split entry has at most one image per part */
+	for (uint32_t i = 0; i < ps->split.n; i++) {
+		const struct proc_entry *e = ps->split.v[i];
+
+		for (uint32_t j = 0; j < e->nold; j++)
+			if (e->old[j].part == (int32_t)p)
+				out_put(ps, &e->old[j].rec, e->old[j].maps, e->old[j].nmaps, &n,
+					&used);
+		if (current_in_part(e, p))
+			out_put(ps, &e->rec, e->maps, e->nmaps, &n, &used);
+	}
 	for (uint32_t i = 0; i < ps->pending.n; i++) {
 		const struct proc_entry *e = ps->pending.v[i];
 
-		v[i] = e->rec;
-		v[i].maps = m + used;
-		v[i].nmaps = e->nmaps;
-		for (uint32_t j = 0; j < e->nmaps; j++)
-			m[used++] = e->maps[j].m;
+		if (!e->split && current_in_part(e, p))
+			out_put(ps, &e->rec, e->maps, e->nmaps, &n, &used);
 	}
-	out->count = ps->pending.n;
-	out->procs = v;
+	out->count = n;
+	out->procs = ps->out;
 }
 
 void rec_procs__written(struct rec_procs *ps)
 {
-	for (uint32_t i = 0; i < ps->pending.n; i++)
-		ps->pending.v[i]->pending = false;
-	ps->pending.n = 0;
+	uint32_t kept = 0;
+
+	/* a split entry whose current image no row used is written with the next interval */
+	for (uint32_t i = 0; i < ps->pending.n; i++) {
+		struct proc_entry *e = ps->pending.v[i];
+
+		if (e->split && e->part < 0)
+			ps->pending.v[kept++] = e;
+		else
+			e->pending = false;
+	}
+	ps->pending.n = kept;
+	for (uint32_t i = 0; i < ps->split.n; i++) {
+		struct proc_entry *e = ps->split.v[i];
+
+		/* rows of its old image came last: the current image must follow them */
+		if (e->part < 0 && e->wanted)
+			mark_pending(ps, e);
+		e->split = false;
+	}
+	ps->split.n = 0;
 }
 
 /* ---- objects hit by stacks ---------------------------------------------------------------- */
 
-static struct rec_object *object_at(const struct proc_entry *e, uint64_t addr)
+static struct rec_object *object_at(const struct pmap *maps, uint32_t n, uint64_t addr)
 {
-	uint32_t lo = 0, hi = e->nmaps;
+	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (addr < e->maps[mid].m.start)
+		if (addr < maps[mid].m.start)
 			hi = mid;
-		else if (addr >= e->maps[mid].m.end)
+		else if (addr >= maps[mid].m.end)
 			lo = mid + 1;
 		else
-			return e->maps[mid].obj;
+			return maps[mid].obj;
 	}
 	return NULL;
 }
@@ -907,7 +1191,7 @@ static int push_hit(struct rec_procs *ps, struct rec_object *obj)
 }
 
 int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
-			   struct rec_object ***objs, uint32_t *n)
+			   const uint64_t *when, struct rec_object ***objs, uint32_t *n)
 {
 	/*
 	 * walked[s]: pid + 1 of the last process whose rows walked user stack s. A --snoop batch
@@ -921,16 +1205,21 @@ int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
 	ps->nhits = 0;
 	for (uint32_t i = 0; i < iv->nrows && !err; i++) {
 		const struct cap_row *row = &iv->rows[i];
-		const struct proc_entry *e;
+		struct proc_entry *e;
 		const struct cap_stack *s;
+		struct pmap *maps;
+		uint32_t nmaps;
 
 		if (!row->ustack || row->ustack > iv->nustacks ||
 		    walked[row->ustack - 1] == row->pid + 1 || !(e = find_entry(ps, row->pid)))
 			continue;
-		walked[row->ustack - 1] = row->pid + 1;
+		/* rows of an old image: each walks its own (walked[] is for the common case) */
+		maps_at(e, e->nold ? when[i] : 0, &maps, &nmaps);
+		if (!e->nold)
+			walked[row->ustack - 1] = row->pid + 1;
 		s = &iv->ustacks[row->ustack - 1];
 		for (uint32_t j = 0; j < s->nips && !err; j++)
-			err = push_hit(ps, object_at(e, s->ips[j]));
+			err = push_hit(ps, object_at(maps, nmaps, s->ips[j]));
 	}
 	free(walked);
 	*objs = ps->hits;

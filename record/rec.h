@@ -342,8 +342,20 @@ int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss
  * comm). Returns whether its maps are known.
  */
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm);
-/* The processes changed since the last call, for a PROCS record; lent until rec_procs__written(). */
-void rec_procs__pending(struct rec_procs *ps, struct cap_procs *out);
+/*
+ * Which part of iv each row goes in (part[i], iv->nrows entries), for rows of one process named
+ * by two images (an exec, or a new process at the pid, during the interval): a part holds at
+ * most one image of a process, in time order. when[i]: the row's struct stk_key image_ns, or
+ * with --snoop its event's time. Returns the number of parts (1: no split), or -ENOMEM.
+ */
+int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const uint64_t *when,
+		     uint32_t *part);
+/*
+ * The process records to write before part p of the interval (rec_procs__split): changed
+ * processes (part 0) and the images whose rows the part holds. Lent until the next call.
+ */
+void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out);
+/* Every part of the interval is written. */
 void rec_procs__written(struct rec_procs *ps);
 /*
  * What the kernel's records say (mmaps.c), ns: when it happened (CLOCK_MONOTONIC). A record
@@ -352,6 +364,11 @@ void rec_procs__written(struct rec_procs *ps);
 void rec_procs__mapped(struct rec_procs *ps, uint32_t pid, const struct cap_mapping *m,
 		       uint64_t ns);
 void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint64_t ns);
+/*
+ * BPF's exec notification: the image pid ran until ns (struct stk_key image_ns of the new one)
+ * has ended, whichever of this and rec_procs__exec() comes first. Call before reading it again.
+ */
+void rec_procs__exec_seen(struct rec_procs *ps, uint32_t pid, uint64_t ns);
 /* A new process: it starts with its parent's mappings. */
 void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64_t ns);
 void rec_procs__exited(struct rec_procs *ps, uint32_t pid);
@@ -408,7 +425,7 @@ const char *rec_objects_mode(const struct rec_opts *opts);
  * the next call. Returns 0 or -ENOMEM.
  */
 int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
-			   struct rec_object ***objs, uint32_t *n);
+			   const uint64_t *when, struct rec_object ***objs, uint32_t *n);
 struct rec_objects *rec_procs__objects(struct rec_procs *ps);
 /* What stkrec learnt of a process when it read it (it may be gone since). */
 struct rec_proc_info {
@@ -576,8 +593,13 @@ int rec_counts__drain(struct rec_counts *c, unsigned int g);
  */
 int rec_counts__add_walked(struct rec_counts *c, const struct stk_key *key, unsigned int g,
 			   uint64_t count, const uint64_t *ips, uint32_t n, uint32_t stop);
-/* The interval so far into iv (rows merged by key, owned by iv); its losses into st. */
-void rec_counts__take(struct rec_counts *c, struct cap_interval *iv, struct rec_drain_stats *st);
+/*
+ * The interval so far into iv (rows merged by key, owned by iv), each row's image stamp (struct
+ * stk_key image_ns) into *images (malloc'ed, iv->nrows entries, the caller frees it); its losses
+ * into st. 0 or -ENOMEM (nothing taken).
+ */
+int rec_counts__take(struct rec_counts *c, struct cap_interval *iv, uint64_t **images,
+		     struct rec_drain_stats *st);
 
 /* ---- CFI unwind tables (cfi.c) ------------------------------------------------------------ */
 

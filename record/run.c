@@ -70,11 +70,15 @@ static int on_notify(void *ctx, void *data, size_t len)
 	 * an LRU eviction: each time the mappings may have changed, so read them again. A process
 	 * may be gone already; the interval end records it without maps.
 	 */
-	if (n->kind == STK_NOTIFY_MAPS)
+	if (n->kind == STK_NOTIFY_MAPS) {
 		rec_procs__recheck(r->procs, n->tgid,
 				   &(struct rec_miss){ .addr = n->addr, .ts_ns = n->ts_ns });
-	else
-		rec_procs__note(r->procs, n->tgid, REC_READ_AGAIN);
+		return 0;
+	}
+	/* the old image is kept for its rows drained after: the read replaces it */
+	if (n->kind == STK_NOTIFY_EXEC)
+		rec_procs__exec_seen(r->procs, n->tgid, n->ts_ns);
+	rec_procs__note(r->procs, n->tgid, REC_READ_AGAIN);
 	return 0;
 }
 
@@ -213,14 +217,14 @@ static void poll_notify(struct run *r, int timeout_ms)
  * row needs precedes it): OBJECTS of the objects its user stacks hit, new perf-map lines, and
  * the kernel symbols its kernel stacks hit (KSYMS_ADD).
  */
-static int put_symbols(struct run *r, const struct cap_interval *iv)
+static int put_symbols(struct run *r, const struct cap_interval *iv, const uint64_t *when)
 {
 	struct rec_object **objs;
 	uint32_t n = 0;
 	int err;
 
 	rec_reader__lock(r->reader);
-	err = rec_procs__hit_objects(r->procs, iv, &objs, &n);
+	err = rec_procs__hit_objects(r->procs, iv, when, &objs, &n);
 	if (!err)
 		err = rec_perfmaps__put(r->perfmaps, r->procs, iv, r->w);
 	rec_reader__unlock(r->reader);
@@ -232,17 +236,60 @@ static int put_symbols(struct run *r, const struct cap_interval *iv)
 	return err;
 }
 
-static int put_procs(struct run *r)
+/* The process records part p of the interval needs (rec_procs__split). */
+static int put_procs(struct run *r, uint32_t p)
 {
 	struct cap_record rec = { .type = CAP_CHUNK_PROCS };
-	int err;
+	int err = 0;
 
-	rec_procs__pending(r->procs, &rec.procs);
-	if (!rec.procs.count)
-		return 0;
-	err = cap_writer__put(r->w, &rec);
-	rec_procs__written(r->procs);
+	rec_reader__lock(r->reader);
+	rec_procs__pending(r->procs, p, &rec.procs);
+	if (rec.procs.count)
+		err = cap_writer__put(r->w, &rec);
+	rec_reader__unlock(r->reader);
 	return err;
+}
+
+/*
+ * The interval's rows, in nparts chunks when a process ran two images in it (rec_procs__split):
+ * each part after the process records that name its rows, since a reader names a row with the
+ * latest record of its pid (format.md 3.2). The parts share the seq and the stack tables.
+ */
+static int put_parts(struct run *r, const struct cap_record *iv, const uint32_t *part,
+		     uint32_t nparts)
+{
+	struct cap_record one = *iv;
+	int err = 0;
+
+	if (nparts == 1)
+		return cap_writer__put(r->w, iv);
+	one.interval.rows = malloc((iv->interval.nrows ? iv->interval.nrows : 1) *
+				   sizeof(*one.interval.rows));
+	if (!one.interval.rows)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < nparts && !err; p++) {
+		one.interval.nrows = 0;
+		for (uint32_t i = 0; i < iv->interval.nrows; i++)
+			if (part[i] == p)
+				one.interval.rows[one.interval.nrows++] = iv->interval.rows[i];
+		if (p)
+			err = put_procs(r, p);
+		if (!err)
+			err = cap_writer__put(r->w, &one);
+	}
+	free(one.interval.rows);
+	return err;
+}
+
+/* What names each row's process image (rec_procs__split): its stamp, or its event's time. */
+static int row_times(const struct cap_interval *iv, uint64_t **when)
+{
+	*when = malloc((iv->nrows ? iv->nrows : 1) * sizeof(**when));
+	if (!*when)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < iv->nrows; i++)
+		(*when)[i] = iv->rows[i].ts_ns;
+	return 0;
 }
 
 /* Flip, and move the idle generation out of BPF into the interval being gathered. */
@@ -268,7 +315,9 @@ static int write_interval(struct run *r)
 {
 	struct cap_record iv = { .type = CAP_CHUNK_INTERVAL }, lo = { .type = CAP_CHUNK_LOSSES };
 	struct rec_drain_stats *st = &r->st;
-	int err;
+	uint64_t *when = NULL;
+	uint32_t *part = NULL;
+	int err, nparts = 1;
 
 	if (r->snoop)
 		iv.type = CAP_CHUNK_EVENTS;
@@ -278,9 +327,17 @@ static int write_interval(struct run *r)
 	if (!err && r->snoop)
 		err = rec_snoop__take(r->snoop, &iv.interval, st);
 	else if (!err)
-		rec_counts__take(r->counts, &iv.interval, st);
+		err = rec_counts__take(r->counts, &iv.interval, &when, st);
+	if (!err && r->snoop)
+		err = row_times(&iv.interval, &when);
+	if (!err) {
+		part = malloc((iv.interval.nrows ? iv.interval.nrows : 1) * sizeof(*part));
+		err = part ? 0 : -ENOMEM;
+	}
 	if (err) {
 		rec_interval_free(&iv.interval);
+		free(when);
+		free(part);
 		return err;
 	}
 	iv.interval.seq = r->seq;
@@ -289,15 +346,19 @@ static int write_interval(struct run *r)
 	poll_notify(r, 0);	/* notifications of the rows just drained */
 	rec_reader__lock(r->reader);
 	ensure_processes(r, &iv.interval, st->losses);
-	err = put_procs(r);
+	nparts = rec_procs__split(r->procs, &iv.interval, when, part);
 	rec_reader__unlock(r->reader);
+	err = nparts < 0 ? nparts : put_procs(r, 0);
 	if (!err)
-		err = put_symbols(r, &iv.interval);
+		err = put_symbols(r, &iv.interval, when);
 	if (!err)
-		err = cap_writer__put(r->w, &iv);
+		err = put_parts(r, &iv, part, nparts);
 	rec_reader__lock(r->reader);
+	rec_procs__written(r->procs);
 	rec_procs__retire(r->procs);
 	rec_reader__unlock(r->reader);
+	free(when);
+	free(part);
 	lo.losses.interval_seq = r->seq;
 	lo.losses.ncpus = st->ncpus;
 	lo.losses.cpu_dropped = st->cpu_dropped;

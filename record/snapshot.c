@@ -555,11 +555,17 @@ void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_
 
 /* ---- counts: drains add up into one interval ---------------------------------------------- */
 
+/* A row being gathered, with the image its events ran in (struct stk_key image_ns). */
+struct counted {
+	struct cap_row row;
+	uint64_t image_ns;
+};
+
 struct rec_counts {
 	const struct rec_maps *maps;
 	struct rec_stacks *stacks;
 	struct batch read;	/* a whole counts map at a time */
-	struct cap_row *rows;
+	struct counted *rows;
 	uint32_t nrows, cap;
 };
 
@@ -590,18 +596,17 @@ void rec_counts__free(struct rec_counts *c)
 	free(c);
 }
 
-static struct cap_row *new_row(struct rec_counts *c)
+/* A new row from k, counting count events (no stacks yet). */
+static struct cap_row *new_row(struct rec_counts *c, const struct stk_key *k, uint64_t count)
 {
-	if (c->nrows == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 256;
-		struct cap_row *v = realloc(c->rows, (size_t)cap * sizeof(*v));
+	struct counted *r;
 
-		if (!v)
-			return NULL;
-		c->rows = v;
-		c->cap = cap;
-	}
-	return &c->rows[c->nrows++];
+	if (rec_grow(&c->rows, c->nrows, &c->cap, sizeof(*c->rows), 256))
+		return NULL;
+	r = &c->rows[c->nrows++];
+	rec_row_from_key(&r->row, k, count);
+	r->image_ns = k->image_ns;
+	return &r->row;
 }
 
 void rec_row_from_key(struct cap_row *row, const struct stk_key *k, uint64_t count)
@@ -616,12 +621,11 @@ void rec_row_from_key(struct cap_row *row, const struct stk_key *k, uint64_t cou
 
 static int add_row(struct rec_counts *c, unsigned int g, const struct stk_key *k, uint64_t count)
 {
-	struct cap_row *row = new_row(c);
+	struct cap_row *row = new_row(c, k, count);
 	int err;
 
 	if (!row)
 		return -ENOMEM;
-	rec_row_from_key(row, k, count);
 	/* kret: a kprobe's direct caller, which some unwinders skip (docs/bpf.md 5). */
 	err = rec_stacks__fill(c->stacks, g, false, k->kstack, k->kerr, k->kret, row);
 	if (!err)
@@ -649,12 +653,11 @@ int rec_counts__drain(struct rec_counts *c, unsigned int g)
 int rec_counts__add_walked(struct rec_counts *c, const struct stk_key *k, unsigned int g,
 			   uint64_t count, const uint64_t *ips, uint32_t n, uint32_t stop)
 {
-	struct cap_row *row = new_row(c);
+	struct cap_row *row = new_row(c, k, count);
 	int err;
 
 	if (!row)
 		return -ENOMEM;
-	rec_row_from_key(row, k, count);
 	err = rec_stacks__fill(c->stacks, g & 1, false, k->kstack, k->kerr, k->kret, row);
 	return err ? err : rec_stacks__fill_walked(c->stacks, ips, n, stop, row);
 }
@@ -662,7 +665,8 @@ int rec_counts__add_walked(struct rec_counts *c, const struct stk_key *k, unsign
 /* Rows equal but for the count: the same key drained in two generations of one interval. */
 static int cmp_row(const void *a, const void *b)
 {
-	const struct cap_row *x = a, *y = b;
+	const struct counted *cx = a, *cy = b;
+	const struct cap_row *x = &cx->row, *y = &cy->row;
 
 #define CMP(f) if (x->f != y->f) return x->f < y->f ? -1 : 1
 	CMP(pid);
@@ -672,10 +676,12 @@ static int cmp_row(const void *a, const void *b)
 	CMP(kstack);
 	CMP(flags);
 #undef CMP
+	if (cx->image_ns != cy->image_ns)
+		return cx->image_ns < cy->image_ns ? -1 : 1;
 	return memcmp(x->comm, y->comm, sizeof(x->comm));
 }
 
-static uint32_t merge_rows(struct cap_row *rows, uint32_t n)
+static uint32_t merge_rows(struct counted *rows, uint32_t n)
 {
 	uint32_t kept = 0;
 
@@ -683,22 +689,36 @@ static uint32_t merge_rows(struct cap_row *rows, uint32_t n)
 		qsort(rows, n, sizeof(*rows), cmp_row);
 	for (uint32_t i = 0; i < n; i++) {
 		if (kept && !cmp_row(&rows[kept - 1], &rows[i]))
-			rows[kept - 1].count += rows[i].count;
+			rows[kept - 1].row.count += rows[i].row.count;
 		else
 			rows[kept++] = rows[i];
 	}
 	return kept;
 }
 
-void rec_counts__take(struct rec_counts *c, struct cap_interval *iv, struct rec_drain_stats *st)
+int rec_counts__take(struct rec_counts *c, struct cap_interval *iv, uint64_t **images,
+		     struct rec_drain_stats *st)
 {
-	iv->nrows = merge_rows(c->rows, c->nrows);
-	iv->rows = c->rows;
-	for (uint32_t i = 0; i < iv->nrows; i++)
+	uint32_t n = merge_rows(c->rows, c->nrows);
+
+	iv->rows = malloc((n ? n : 1) * sizeof(*iv->rows));
+	*images = malloc((n ? n : 1) * sizeof(**images));
+	if (!iv->rows || !*images) {
+		free(iv->rows);
+		free(*images);
+		iv->rows = NULL;
+		*images = NULL;
+		return -ENOMEM;
+	}
+	iv->nrows = n;
+	for (uint32_t i = 0; i < n; i++) {
+		iv->rows[i] = c->rows[i].row;
+		(*images)[i] = c->rows[i].image_ns;
 		st->events += iv->rows[i].count;
-	c->rows = NULL;
-	c->nrows = c->cap = 0;
+	}
+	c->nrows = 0;	/* the array stays for the next interval */
 	rec_stacks__take(c->stacks, iv, st);
+	return 0;
 }
 
 void rec_interval_free(struct cap_interval *iv)

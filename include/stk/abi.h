@@ -44,6 +44,13 @@ struct stk_key {
 	 * unwinder left it out. 0 for other probes.
 	 */
 	__u64 kret;
+	/*
+	 * The process image the event ran in: the CLOCK_MONOTONIC time of the tgid's last exec (or,
+	 * for a new process, its fork) that BPF saw, 0 for none. stkrec names the row with the
+	 * mappings of that image, so rows from before an exec in the same interval keep the old
+	 * image's names (docs/bpf.md 4).
+	 */
+	__u64 image_ns;
 };
 
 /* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
@@ -110,7 +117,8 @@ struct stk_notify {
 	__u32 tgid;
 	__u32 kind;		/* enum stk_notify_kind */
 	__u64 addr;		/* STK_NOTIFY_MAPS: the address in none of the known mappings, */
-	__u64 ts_ns;		/* met then (bpf_ktime_get_ns()) */
+	__u64 ts_ns;		/* met then (bpf_ktime_get_ns()); STK_NOTIFY_EXEC: the new
+				 * image's stamp, as in struct stk_key image_ns */
 };
 
 /*

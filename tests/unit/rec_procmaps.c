@@ -2,7 +2,8 @@
 /*
  * Unit tests of record/procmaps.c's mapping set, as the kernel's mmap records change it: a
  * mapping replaces what it overlaps (MAP_FIXED), one inside an older mapping splits it, records
- * older than the last /proc read or exec change nothing, an exec drops the old image.
+ * older than the last /proc read or exec change nothing, an exec ends the old image, which still
+ * names the rows of it drained after the exec, in a part of the interval of its own.
  */
 #include <unistd.h>
 
@@ -16,14 +17,15 @@ static struct cap_mapping anon(uint64_t start, uint64_t end, uint64_t pgoff)
 				     .kind = CAP_MAP_ANON_EXEC, .path = "" };
 }
 
-/* The mappings of pid the next PROCS record would hold: "start-end@pgoff ..." in buf. */
-static const char *layout(struct rec_procs *ps, uint32_t pid, char *buf, size_t sz)
+/* The mappings of pid the PROCS record before part p would hold: "start-end@pgoff ..." in buf. */
+static const char *part_layout(struct rec_procs *ps, uint32_t p, uint32_t pid, char *buf,
+			       size_t sz)
 {
 	struct cap_procs out;
 	size_t len = 0;
 
 	buf[0] = 0;
-	rec_procs__pending(ps, &out);
+	rec_procs__pending(ps, p, &out);
 	for (uint32_t i = 0; i < out.count; i++) {
 		if (out.procs[i].pid != pid)
 			continue;
@@ -37,6 +39,13 @@ static const char *layout(struct rec_procs *ps, uint32_t pid, char *buf, size_t 
 					(unsigned long long)m->pgoff);
 		}
 	}
+	return buf;
+}
+
+/* The mappings of pid the next PROCS record would hold. */
+static const char *layout(struct rec_procs *ps, uint32_t pid, char *buf, size_t sz)
+{
+	part_layout(ps, 0, pid, buf, sz);
 	rec_procs__written(ps);
 	return buf;
 }
@@ -48,6 +57,39 @@ static void check_layout(struct rec_procs *ps, uint32_t pid, const char *name, c
 	const char *got = layout(ps, pid, buf, sizeof(buf));
 
 	T_EQ_STR(name, want, got);
+}
+
+/*
+ * An exec at t + 20 while the image of the exec at t + 10 has rows: the interval is written in
+ * two parts, each after the record of the image its rows ran in.
+ */
+static void test_split(struct rec_procs *ps, uint32_t pid, uint64_t t)
+{
+	struct cap_row rows[3] = { { .pid = pid }, { .pid = pid }, { .pid = pid + 1000000 } };
+	uint64_t when[3] = { t + 10, t + 20, 0 };	/* BPF's stamps: its execs' times */
+	struct cap_interval iv = { .nrows = 3, .rows = rows };
+	struct cap_mapping m;
+	uint32_t part[3];
+	char buf[512];
+	int n;
+
+	rec_procs__exec(ps, pid, "newer", t + 20);
+	m = anon(0x60000000, 0x60001000, 0);
+	rec_procs__mapped(ps, pid, &m, t + 21);
+	n = rec_procs__split(ps, &iv, when, part);
+	T_EQ_INT("procmaps.split_parts", 2, n);
+	T_CHECK("procmaps.split_rows", part[0] == 0 && part[1] == 1 && part[2] == 0,
+		"parts %u %u %u", part[0], part[1], part[2]);
+	T_EQ_STR("procmaps.split_old_first", "40000000-40001000@0",
+		 part_layout(ps, 0, pid, buf, sizeof(buf)));
+	T_EQ_STR("procmaps.split_new_after", "60000000-60001000@0",
+		 part_layout(ps, 1, pid, buf, sizeof(buf)));
+	rec_procs__written(ps);
+	/* the next interval: one part, the new image */
+	when[0] = t + 20;
+	n = rec_procs__split(ps, &iv, when, part);
+	T_EQ_INT("procmaps.split_next", 1, n);
+	check_layout(ps, pid, "procmaps.split_next_layout", "");	/* written already */
 }
 
 int main(void)
@@ -89,6 +131,7 @@ int main(void)
 	m = anon(0x50000000, 0x50001000, 0);	/* of the old image, read late */
 	rec_procs__mapped(ps, pid, &m, t + 9);
 	check_layout(ps, pid, "procmaps.exec", "40000000-40001000@0");
+	test_split(ps, pid, t);
 
 	rec_procs__free(ps);
 	T_EXIT();
