@@ -1136,27 +1136,37 @@ void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out)
 	out->procs = ps->out;
 }
 
-void rec_procs__written(struct rec_procs *ps)
+void rec_procs__written(struct rec_procs *ps, uint32_t p)
 {
 	uint32_t kept = 0;
 
-	/* a split entry whose current image no row used is written with the next interval */
+	if (p)
+		return;		/* parts after the first hold images of split entries only */
+	/* a split entry's current image may come in a later part: rec_procs__split_done() */
 	for (uint32_t i = 0; i < ps->pending.n; i++) {
 		struct proc_entry *e = ps->pending.v[i];
 
-		if (e->split && e->part < 0)
+		if (e->split)
 			ps->pending.v[kept++] = e;
 		else
 			e->pending = false;
 	}
 	ps->pending.n = kept;
+}
+
+void rec_procs__split_done(struct rec_procs *ps)
+{
+	/*
+	 * Written once more with the next interval, whole: the last record of the pid is then its
+	 * current image (the rows of an old image may have come last), and a change the reader
+	 * made between the parts is in it.
+	 */
 	for (uint32_t i = 0; i < ps->split.n; i++) {
 		struct proc_entry *e = ps->split.v[i];
 
-		/* rows of its old image came last: the current image must follow them */
-		if (e->part < 0 && e->wanted)
-			mark_pending(ps, e);
 		e->split = false;
+		if (e->wanted)
+			mark_pending(ps, e);
 	}
 	ps->split.n = 0;
 }

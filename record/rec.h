@@ -355,8 +355,13 @@ int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const 
  * processes (part 0) and the images whose rows the part holds. Lent until the next call.
  */
 void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out);
+/*
+ * The records of part p are written: call it under the same hold of the reader's lock as
+ * rec_procs__pending(), so that a change the reader makes meanwhile is not taken as written.
+ */
+void rec_procs__written(struct rec_procs *ps, uint32_t p);
 /* Every part of the interval is written. */
-void rec_procs__written(struct rec_procs *ps);
+void rec_procs__split_done(struct rec_procs *ps);
 /*
  * What the kernel's records say (mmaps.c), ns: when it happened (CLOCK_MONOTONIC). A record
  * older than the process's last /proc read or exec changes nothing.

@@ -246,6 +246,8 @@ static int put_procs(struct run *r, uint32_t p)
 	rec_procs__pending(r->procs, p, &rec.procs);
 	if (rec.procs.count)
 		err = cap_writer__put(r->w, &rec);
+	if (!err)
+		rec_procs__written(r->procs, p);
 	rec_reader__unlock(r->reader);
 	return err;
 }
@@ -354,7 +356,7 @@ static int write_interval(struct run *r)
 	if (!err)
 		err = put_parts(r, &iv, part, nparts);
 	rec_reader__lock(r->reader);
-	rec_procs__written(r->procs);
+	rec_procs__split_done(r->procs);
 	rec_procs__retire(r->procs);
 	rec_reader__unlock(r->reader);
 	free(when);

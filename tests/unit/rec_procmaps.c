@@ -46,7 +46,7 @@ static const char *part_layout(struct rec_procs *ps, uint32_t p, uint32_t pid, c
 static const char *layout(struct rec_procs *ps, uint32_t pid, char *buf, size_t sz)
 {
 	part_layout(ps, 0, pid, buf, sz);
-	rec_procs__written(ps);
+	rec_procs__written(ps, 0);
 	return buf;
 }
 
@@ -84,12 +84,15 @@ static void test_split(struct rec_procs *ps, uint32_t pid, uint64_t t)
 		 part_layout(ps, 0, pid, buf, sizeof(buf)));
 	T_EQ_STR("procmaps.split_new_after", "60000000-60001000@0",
 		 part_layout(ps, 1, pid, buf, sizeof(buf)));
-	rec_procs__written(ps);
-	/* the next interval: one part, the new image */
+	rec_procs__written(ps, 0);
+	rec_procs__written(ps, 1);
+	rec_procs__split_done(ps);
+	/* the next interval: one part, the new image, written once more as the pid's last record */
 	when[0] = t + 20;
 	n = rec_procs__split(ps, &iv, when, part);
 	T_EQ_INT("procmaps.split_next", 1, n);
-	check_layout(ps, pid, "procmaps.split_next_layout", "");	/* written already */
+	check_layout(ps, pid, "procmaps.split_next_layout", "60000000-60001000@0");
+	check_layout(ps, pid, "procmaps.split_then_done", "");
 }
 
 int main(void)
