@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rec.h"
 
@@ -422,14 +423,43 @@ static const char *refusal_of(const char *opt)
 	return NULL;
 }
 
+/* A map size for need entries: a power of two from 1024, no larger than the default dflt. */
+static uint32_t room_for(uint64_t need, uint32_t dflt)
+{
+	uint32_t v = 1024;
+
+	while (v < need && v < dflt)
+		v <<= 1;
+	return v < dflt ? v : dflt;
+}
+
+/*
+ * The BPF maps' sizes, unless given: bcc's defaults (16384 stacks, 40960 counts), but for a
+ * profile at -F Hz, which makes at most Hz x CPUs samples a second, each one count key and two
+ * stacks: room for 2.5 times an interval's worth, which fills them to 40% (at half full they are
+ * drained early, docs/bpf.md 3). The maps are preallocated: on a small host the defaults cost more
+ * to create than the rest of a short recording.
+ */
+static void size_storage(struct rec_opts *o)
+{
+	long ncpus = o->cpu >= 0 ? 1 : sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t samples = (uint64_t)o->freq_hz * (ncpus > 0 ? ncpus : 1) * o->interval_s * 5 / 2;
+	bool profile = !o->nspecs && !o->offcpu && o->freq_hz;
+
+	if (!o->stack_storage_size)
+		o->stack_storage_size = profile ? room_for(2 * samples, 16384) : 16384;
+	if (!o->hash_storage_size)
+		o->hash_storage_size = profile ? room_for(samples, 40960) : 40960;
+}
+
 static void set_defaults(struct rec_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
 	o->output = "stkrec.stk";
 	o->interval_s = 1;
 	o->cpu = -1;	/* freq_hz and period: rec_event_defaults(), once -F and -c are known */
-	o->stack_storage_size = 16384;
-	o->hash_storage_size = 40960;
+	o->stack_storage_size = 0;	/* 0: sized by size_storage() */
+	o->hash_storage_size = 0;
 	o->unwind = STK_UNWIND_AUTO;
 	o->unwind_mb = 64;
 	o->ringbuf_mb = 16;
@@ -534,6 +564,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	if (err)
 		return err;
 	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (events.c) */
+	size_storage(o);
 	return check_modes(o);
 }
 

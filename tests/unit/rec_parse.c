@@ -159,6 +159,8 @@ static void test_opts(void)
 		(void)T_EQ_INT("test_rec_opts_interval", 2, o.interval_s);
 		(void)T_EQ_STR("test_rec_opts_command", "ls", o.command ? o.command[0] : "");
 		(void)T_EQ_STR("test_rec_opts_command_arg", "-l", o.command ? o.command[1] : "");
+		(void)T_EQ_INT("test_rec_opts_default_stacks", 16384, o.stack_storage_size);
+		(void)T_EQ_INT("test_rec_opts_default_hash", 40960, o.hash_storage_size);
 	}
 	rec_opts__free(&o);
 	if (T_EQ_INT("test_rec_opts_profile_duration_rc", 0, parse(&o, a2))) {
@@ -174,7 +176,8 @@ static void test_opts(void)
 		(void)T_EQ_INT("test_rec_opts_stack_storage", 100, o.stack_storage_size);
 		(void)T_EQ_INT("test_rec_opts_npids", 2, o.npids);
 		(void)T_EQ_INT("test_rec_opts_cpu", 1, o.cpu);
-		(void)T_EQ_INT("test_rec_opts_default_hash", 40960, o.hash_storage_size);
+		/* a 49 Hz profile of one CPU: the smallest maps */
+		(void)T_EQ_INT("test_rec_opts_profile_hash", 1024, o.hash_storage_size);
 		(void)T_EQ_INT("test_rec_opts_all_kallsyms", 1, o.all_kallsyms);
 	}
 	rec_opts__free(&o);
