@@ -704,7 +704,8 @@ static int add_capture(struct builder *b, uint32_t first_section)
 		return err;
 	for (i = 0; i < c->nintervals; i++) {
 		const struct rep_interval *ri = &c->intervals[i];
-		uint32_t section = b->o->timestamp ? first_section + i : 0;
+		/* -T: one section per interval, the parts of a split one (format.md 3.2) together */
+		uint32_t section = b->o->timestamp ? first_section + ri->index : 0;
 
 		if (b->o->timestamp) {
 			m->section_end_ns[section] = ri->iv->end_ns;
@@ -736,7 +737,7 @@ int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *
 	m->names = names;
 	m->ncaps = n;
 	for (i = 0; i < n; i++)
-		nsec += caps[i]->nintervals;
+		nsec += caps[i]->nseqs;
 	m->nsections = o->timestamp ? nsec : 1;
 	m->section_end_ns = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_end_ns));
 	m->section_cap = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_cap));
@@ -753,7 +754,7 @@ int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *
 		b.name = names && names[i] ? names[i] : "?";
 		err = add_capture(&b, nsec);
 		builder_clear_capture(&b);
-		nsec += caps[i]->nintervals;
+		nsec += caps[i]->nseqs;
 	}
 	if (err)
 		goto out;

@@ -343,6 +343,20 @@ static int add_losses(struct rep_capture *c, const struct cap_losses *l)
 	return 0;
 }
 
+/*
+ * format.md 3.2 (2.2): an interval whose rows ran in two images of one process is several
+ * chunks with its seq, one after the other (PROCS records between them), so a chunk with the
+ * seq of the chunk before is a part of the same interval, not a new one. 1.1 per-event batches
+ * of one interval share a seq the same way.
+ */
+static bool part_of_previous(const struct rep_capture *c, const struct cap_interval *iv,
+			     bool events)
+{
+	const struct rep_interval *prev = c->nintervals ? &c->intervals[c->nintervals - 1] : NULL;
+
+	return prev && prev->events == events && prev->iv->seq == iv->seq;
+}
+
 static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct walk *w,
 			bool events)
 {
@@ -361,6 +375,7 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 	ri = &c->intervals[c->nintervals];
 	ri->iv = iv;
 	ri->events = events;
+	ri->index = part_of_previous(c, iv, events) ? ri[-1].index : c->nseqs++;
 	/* a new array (grow_array() of NULL, not zeroed): the loop below sets all nrows entries */
 	ri->procs = NULL;
 	err = grow_array(c, &ri->procs, 0, iv->nrows ? iv->nrows : 1, sizeof(*ri->procs));

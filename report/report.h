@@ -152,6 +152,9 @@ struct rep_interval {
 	bool events;				/* an EVENTS chunk: rows are single events */
 	const struct cap_process **procs;	/* per row: the process record in force, or NULL */
 	uint32_t ksyms;		/* index into rep_capture.ksyms: the table in force, or UINT32_MAX */
+	/* which interval of the capture this chunk is, from 0: the parts of a split interval
+	 * (format.md 3.2, 2.2: chunks with one seq) share it; below rep_capture.nseqs */
+	uint32_t index;
 };
 
 struct rep_capture {
@@ -161,8 +164,10 @@ struct rep_capture {
 	 * names that intervals read before could have, in file order; owned, strings lent by recs */
 	struct cap_ksyms **ksyms;
 	uint32_t nksyms;
+	/* one per INTERVAL or EVENTS chunk, in file order; a split interval is several of them */
 	struct rep_interval *intervals;
 	uint32_t nintervals, intervals_cap;
+	uint32_t nseqs;			/* intervals as the file counts them: a split one once */
 	uint64_t losses[CAP_LOSS__COUNT];
 	uint64_t *cpu_dropped;		/* per-event mode: drops per CPU, summed over the file */
 	uint32_t ncpus;

@@ -65,13 +65,13 @@ static int report_damage(const char *path, const struct rep_capture *c, const st
 	case REP_END_UNCLOSED:
 		/* chunks end on a boundary after kill -9: said even with -q, as a truncation is */
 		fprintf(stderr, "stkreport: %s: not closed, ends after interval %u "
-			"(the recorder was killed or its disk filled)\n", path, c->nintervals);
+			"(the recorder was killed or its disk filled)\n", path, c->nseqs);
 		return 0;
 	case REP_END_TRUNCATED:
 		/* expected after kill -9 or a full disk: what was read is a valid report */
 		fprintf(stderr,
 			"stkreport: %s: truncated after interval %u (chunk %u at 0x%llx)\n", path,
-			c->nintervals, c->err_chunk, (unsigned long long)c->err_offset);
+			c->nseqs, c->err_chunk, (unsigned long long)c->err_offset);
 		return 0;
 	case REP_END_ERROR:
 		if (c->err == -EFBIG)

@@ -275,7 +275,7 @@ static int put_capture(struct loader *l, const char *name)
 	bind_meta_int(s, 11, c, "freq_hz");
 	bind_meta_int(s, 12, c, "period");
 	bind_text(s, 13, meta(c, "weight"));
-	sqlite3_bind_int64(s, 14, c->nintervals);
+	sqlite3_bind_int64(s, 14, c->nseqs);
 	bind_count(s, 15, c->events);
 	snprintf(format, sizeof(format), "%u.%u", c->major, c->minor);
 	bind_text(s, 16, format);
@@ -663,33 +663,50 @@ static int put_sample(struct loader *l, const struct rep_interval *ri, uint32_t 
 	return step(l, ST_SAMPLE);
 }
 
+/*
+ * One intervals row for chunks first..end-1, the parts of one interval (format.md 3.2, 2.2: a
+ * split interval is several chunks with one seq, start and end): rows and counts summed.
+ */
+static int put_interval(struct loader *l, uint32_t first, uint32_t end)
+{
+	const struct rep_interval *ri = &l->c->intervals[first];
+	sqlite3_stmt *s = l->st[ST_INTERVAL];
+	uint64_t count = 0, nrows = 0;
+	uint32_t i, r;
+
+	for (i = first; i < end; i++) {
+		const struct cap_interval *iv = l->c->intervals[i].iv;
+
+		nrows += iv->nrows;
+		for (r = 0; r < iv->nrows; r++)
+			count = rep_count_add(count, iv->rows[r].count, NULL);
+	}
+	sqlite3_bind_int64(s, 1, l->capture);
+	sqlite3_bind_int64(s, 2, ri->iv->seq);
+	bind_wall(l, s, 3, ri->iv->start_ns);
+	bind_wall(l, s, 4, ri->iv->end_ns);
+	sqlite3_bind_int(s, 5, ri->events);
+	sqlite3_bind_int64(s, 6, nrows);
+	bind_count(s, 7, count);
+	return step(l, ST_INTERVAL);
+}
+
 static int put_intervals(struct loader *l)
 {
 	const struct rep_capture *c = l->c;
-	uint32_t i, r;
-	int err;
+	uint32_t i, j, end, r;
+	int err = 0;
 
-	for (i = 0; i < c->nintervals; i++) {
-		const struct rep_interval *ri = &c->intervals[i];
-		sqlite3_stmt *s = l->st[ST_INTERVAL];
-		uint64_t count = 0;
-
-		for (r = 0; r < ri->iv->nrows; r++)
-			count = rep_count_add(count, ri->iv->rows[r].count, NULL);
-		sqlite3_bind_int64(s, 1, l->capture);
-		sqlite3_bind_int64(s, 2, ri->iv->seq);
-		bind_wall(l, s, 3, ri->iv->start_ns);
-		bind_wall(l, s, 4, ri->iv->end_ns);
-		sqlite3_bind_int(s, 5, ri->events);
-		sqlite3_bind_int64(s, 6, ri->iv->nrows);
-		bind_count(s, 7, count);
-		err = step(l, ST_INTERVAL);
-		for (r = 0; !err && r < ri->iv->nrows; r++)
-			err = put_sample(l, ri, r);
-		if (err)
-			return err;
+	for (i = 0; i < c->nintervals && !err; i = end) {
+		for (end = i + 1; end < c->nintervals; end++)
+			if (c->intervals[end].index != c->intervals[i].index)
+				break;
+		err = put_interval(l, i, end);
+		for (j = i; !err && j < end; j++)
+			for (r = 0; !err && r < c->intervals[j].iv->nrows; r++)
+				err = put_sample(l, &c->intervals[j], r);
 	}
-	return 0;
+	return err;
 }
 
 /* One losses row (none for a zero count); cpu < 0: not per CPU (NULL). */

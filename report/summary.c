@@ -65,7 +65,7 @@ static void print_recorded(FILE *out, const struct rep_capture *c)
 		fprintf(out, "%.3f s", (double)(end - (uint64_t)start) / 1e9);
 	else
 		fputs("?", out);
-	fprintf(out, ", intervals: %" PRIu32 "\n", c->nintervals);
+	fprintf(out, ", intervals: %" PRIu32 "\n", c->nseqs);
 }
 
 /* Events of the probe with this id, summed over every row read. */

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define CAP_MAJOR 2
-#define CAP_MINOR 1
+#define CAP_MINOR 2
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -195,6 +195,8 @@ struct cap_row {
 /*
  * One interval (CAP_CHUNK_INTERVAL) or one batch of events (CAP_CHUNK_EVENTS, rows in time order
  * per CPU): self-contained. Kernel and user stacks have separate deduplicated tables.
+ * 2.2: an interval whose rows ran in two images of one process is several such chunks with one
+ * seq, start_ns and end_ns (format.md 3.2); readers count them as one interval.
  * Timestamps are CLOCK_MONOTONIC ns; the meta keys clock.mono_ns/clock.real_ns map them to wall
  * time.
  */
@@ -304,7 +306,7 @@ struct cap_perfmap {
 
 /* Closing record: present only when stkrec exited cleanly. */
 struct cap_end {
-	uint32_t nintervals;
+	uint32_t nintervals;	/* intervals written: the parts of a split one count once */
 	uint64_t end_ns;	/* CLOCK_MONOTONIC */
 	uint64_t events;	/* sum of all row counts written */
 };

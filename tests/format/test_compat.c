@@ -6,19 +6,21 @@
  *
  *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk, v2.0.stk and v2.1.stk were written once by tests/tools/mkcompat from samples_v1_1.h,
- * samples_v2_0.h and samples_v2_1.h.
+ * v1.1.stk, v2.0.stk, v2.1.stk and v2.2.stk were written once by tests/tools/mkcompat from
+ * samples_v1_1.h, samples_v2_0.h, samples_v2_1.h and samples_v2_2.h.
  */
 #include "helpers.h"
 #include "samples.h"
 #include "samples_v1_1.h"
 #include "samples_v2_0.h"
 #include "samples_v2_1.h"
+#include "samples_v2_2.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
 #define V2_0_PATH "tests/format/compat/v2.0.stk"
 #define V2_1_PATH "tests/format/compat/v2.1.stk"
+#define V2_2_PATH "tests/format/compat/v2.2.stk"
 
 static int write_sample(const char *path)
 {
@@ -241,6 +243,36 @@ static void check_v2_1(void)
 	cap_reader__close(r);
 }
 
+/*
+ * format 2.2: every record against samples_v2_2.h (test_v2_2 checks the split interval's
+ * fields one by one), then the parts of the split interval written out as literals.
+ */
+static void check_v2_2(void)
+{
+	struct cap_record recs[SAMPLE22_NRECORDS], *got[SAMPLE22_NRECORDS] = { 0 };
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	int i;
+
+	sample22_records(recs);
+	r = open_compat(V2_2_PATH, "compat 2.2", 2, 2);
+	if (!r)
+		return;
+	read_compare(r, "compat 2.2", recs, got, SAMPLE22_NRECORDS, 0);
+	T_EQ_INT("compat 2.2 clean end (unknown optional chunk skipped)", 0,
+		 cap_reader__next(r, &ch));
+	if (got[3] && got[5])
+		T_CHECK("compat 2.2 literal: two parts of interval 0",
+			got[3]->interval.seq == 0 && got[5]->interval.seq == 0 &&
+			got[3]->interval.end_ns == 23000000000ull &&
+			got[5]->interval.end_ns == 23000000000ull &&
+			!strcmp(got[3]->interval.rows[0].comm, "launcher") &&
+			!strcmp(got[5]->interval.rows[0].comm, "worker"), "values differ");
+	for (i = 0; i < SAMPLE22_NRECORDS; i++)
+		cap_record__free(got[i]);
+	cap_reader__close(r);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
@@ -270,5 +302,6 @@ int main(int argc, char **argv)
 	check_v1_1();
 	check_v2_0();
 	check_v2_1();
+	check_v2_2();
 	T_EXIT();
 }

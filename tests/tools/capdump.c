@@ -20,6 +20,8 @@ struct totals {
 	uint32_t intervals, procs, rows;
 	uint32_t event_chunks, objects, perfmap_syms;	/* 1.1; printed only when non-zero */
 	int ended;
+	uint16_t last_type;	/* of the last INTERVAL or EVENTS chunk, 0 before the first */
+	uint32_t last_seq;
 };
 
 static void hex(const uint8_t *b, uint32_t n)
@@ -139,10 +141,14 @@ static void account(const struct cap_record *rec, struct totals *t)
 		break;
 	case CAP_CHUNK_INTERVAL:
 	case CAP_CHUNK_EVENTS:
+		/* format.md 3.2 (2.2): the parts of a split interval, chunks with one seq after one
+		 * another, are one interval */
 		if (rec->type == CAP_CHUNK_EVENTS)
 			t->event_chunks++;
-		else
+		else if (t->last_type != rec->type || t->last_seq != rec->interval.seq)
 			t->intervals++;
+		t->last_type = rec->type;
+		t->last_seq = rec->interval.seq;
 		t->rows += rec->interval.nrows;
 		for (uint32_t i = 0; i < rec->interval.nrows; i++) {
 			const struct cap_row *r = &rec->interval.rows[i];

@@ -48,6 +48,7 @@ static struct rep_capture capture(void)
 	c.nksyms = 1;
 	c.intervals = ivs;
 	c.nintervals = 1;
+	c.nseqs = 1;
 	return c;
 }
 
