@@ -93,7 +93,7 @@ CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi
 CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(SYM_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
 	$(if $(SAN),,$(STKREPORT_STATIC))
 
-.PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym install \
+.PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym bench-churn install \
 	uninstall golden-update clean
 
 all: tools
@@ -278,6 +278,11 @@ $(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h
 bench-sym:
 	$(Q)$(MAKE) --no-print-directory tools
 	$(Q)OUTPUT=$(OUTPUT) bench/symbolize
+
+# stkrec's memory while processes come and go (root, CHURN_SECS: 600 s by default).
+bench-churn:
+	$(Q)$(MAKE) --no-print-directory tools workloads
+	$(Q)OUTPUT=$(OUTPUT) bench/churn
 
 golden-update: check-bins
 	$(Q)OUTPUT=$(OUTPUT) tests/golden/update

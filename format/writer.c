@@ -137,6 +137,19 @@ struct cap_writer *cap_writer__open(const char *path)
 }
 
 /* format.md 3.1: header, then one lz4 frame with its content size, checksummed together. */
+/*
+ * A buffer grown past this for one large chunk (an object's symbol table can be tens of MiB)
+ * is given back once the chunk is out: a recording of hours would otherwise hold its largest
+ * chunk twice, encoded and compressed, to the end.
+ */
+#define BUF_KEEP (1u << 20)
+
+static void release_if_large(struct cap_buf *b)
+{
+	if (b->cap > BUF_KEEP)
+		cap_buf__free(b);
+}
+
 static int put_chunk(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,
 		     size_t len)
 {
@@ -169,6 +182,7 @@ static int put_chunk(struct cap_writer *w, uint16_t type, uint16_t flags, const 
 	h.crc = cap_chunk_crc(w->out.data, w->out.data + CAP_CHUNK_HDR_LEN, stored);
 	cap_store_u32(w->out.data + CAP_CHUNK_HDR_CRC_OFF, h.crc);
 	err = append(w, w->out.data, CAP_CHUNK_HDR_LEN + stored);
+	release_if_large(&w->out);
 	if (err)
 		return err;
 	w->seq++;
@@ -347,7 +361,9 @@ int cap_writer__put(struct cap_writer *w, const struct cap_record *rec)
 	if (err)
 		return err;
 	flags = cap_chunk_type_mandatory(rec->type) ? CAP_CHUNK_F_MANDATORY : 0;
-	return put(w, rec->type, flags, w->raw.data, w->raw.len);
+	err = put(w, rec->type, flags, w->raw.data, w->raw.len);
+	release_if_large(&w->raw);	/* the background mode queued a copy */
+	return err;
 }
 
 int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags, const void *payload,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* main.c: stkrec's entry point: options, privilege check, signals, rec_run(). */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,13 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	catch_signals();
+	/*
+	 * Large blocks (unwind tables being built, symbol tables, a large chunk) each in their own
+	 * mapping, given back when freed. glibc's default raises this threshold to the largest
+	 * block freed so far, after which such blocks come from the heap, and a recording that
+	 * met one large object early keeps that much resident to its end (bench/churn).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	err = opts.list ? rec_list(&opts) : rec_run(&opts);
 	rec_opts__free(&opts);
 	return err ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ struct perfmap {
 	uint64_t start_time;
 	int fd;			/* -1: not found (yet) */
 	uint64_t looked;	/* the rec_perfmaps__put() call that last looked at it */
+	uint64_t seen;		/* the rec_perfmaps__put() call that last had rows of it */
 	char *partial;		/* a line not complete yet */
 	size_t npartial;
 	uint64_t nread;		/* bytes read so far, up to FILE_MAX_BYTES */
@@ -46,6 +48,8 @@ struct rec_perfmaps {
 	uint32_t nsyms, cap;
 	struct cap_writer *w;	/* during a walk */
 	uint64_t puts;		/* rec_perfmaps__put() calls so far */
+	struct perfmap **gone;	/* entries to drop, gathered by a walk of the tree */
+	uint32_t ngone, gone_cap;
 	int err;
 };
 
@@ -85,6 +89,7 @@ void rec_perfmaps__free(struct rec_perfmaps *pm)
 	tdestroy(pm->maps, free_perfmap);
 	clear_syms(pm);
 	free(pm->syms);
+	free(pm->gone);
 	free(pm);
 }
 
@@ -281,7 +286,7 @@ static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
 		/* once per process and interval: an event capture has a row per event */
 		if (m->looked == pm->puts)
 			continue;
-		m->looked = pm->puts;
+		m->looked = m->seen = pm->puts;
 		rec_procs__info(ps, pid, &info);
 		if (m->fd >= 0 && info.start_time && m->start_time &&
 		    info.start_time != m->start_time) {
@@ -295,6 +300,37 @@ static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
 			m->fd = open_map_file(ps, pid);
 	}
 	return 0;
+}
+
+/*
+ * Entries that hold nothing: no map file found (every process with rows gets an entry, and is
+ * looked for again at its next interval with rows), or the file of a process gone without rows
+ * for two intervals, its last rows and the lines they needed written. Without this, a
+ * recording with processes coming and going would keep an entry, and maybe a descriptor, for
+ * every process it ever saw.
+ */
+static void gather_gone(const void *node, VISIT which, void *ctx)
+{
+	struct perfmap *m = *(struct perfmap *const *)node;
+	struct rec_perfmaps *pm = ctx;
+
+	if (which != postorder && which != leaf)
+		return;		/* each node once */
+	if (m->fd >= 0 && (m->seen + 2 > pm->puts || !(kill(m->pid, 0) && errno == ESRCH)))
+		return;
+	if (!rec_grow(&pm->gone, pm->ngone, &pm->gone_cap, sizeof(*pm->gone), 64))
+		pm->gone[pm->ngone++] = m;	/* or kept until the next call */
+}
+
+static void drop_gone(struct rec_perfmaps *pm)
+{
+	pm->ngone = 0;
+	twalk_r(pm->maps, gather_gone, pm);
+	for (uint32_t i = 0; i < pm->ngone; i++) {
+		tdelete(pm->gone[i], &pm->maps, cmp_perfmap);
+		free_perfmap(pm->gone[i]);
+	}
+	pm->ngone = 0;
 }
 
 int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struct cap_interval *iv,
@@ -336,5 +372,6 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 	}
 	clear_syms(pm);
 	free(all);
+	drop_gone(pm);
 	return err;
 }

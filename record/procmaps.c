@@ -94,6 +94,7 @@ struct rec_procs {
 	uint32_t *exited;	/* pids whose exit was seen, until their entry goes */
 	uint32_t nexited, exited_cap;
 	uint32_t epoch;		/* rec_procs__retire() calls, from 1 */
+	struct rec_procs_stats stats;
 	uint64_t known_ns;	/* the kernel's records up to then are applied (rec_procs__publish) */
 	bool following;		/* every record is applied (rec_procs__follow) */
 	struct cap_process *out;
@@ -305,6 +306,8 @@ static struct proc_entry *get_entry(struct rec_procs *ps, uint32_t pid)
 		free_entry(e);
 		return NULL;
 	}
+	ps->stats.entries++;
+	ps->stats.held++;
 	return e;
 }
 
@@ -954,10 +957,25 @@ static void forget_old_images(struct rec_procs *ps)
 	ps->aged.n = kept;
 }
 
+/*
+ * Entries a /proc read published since they were listed are skipped by rec_procs__publish():
+ * take them off the list, which must not point at an entry that retire frees.
+ */
+static void unlist_published(struct entry_list *l)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i]->dirty)
+			l->v[kept++] = l->v[i];
+	l->n = kept;
+}
+
 void rec_procs__retire(struct rec_procs *ps)
 {
 	uint32_t kept = 0;
 
+	unlist_published(&ps->dirty);
 	for (uint32_t i = 0; i < ps->nexited; i++) {
 		struct proc_entry *e = find_entry(ps, ps->exited[i]);
 
@@ -971,10 +989,17 @@ void rec_procs__retire(struct rec_procs *ps)
 		tdelete(e, &ps->procs, cmp_proc);
 		rec_unwind__forget(ps->unwind, e->pid);
 		free_entry(e);
+		ps->stats.retired++;
+		ps->stats.held--;
 	}
 	ps->nexited = kept;
 	forget_old_images(ps);
 	ps->epoch++;
+}
+
+void rec_procs__stats(const struct rec_procs *ps, struct rec_procs_stats *st)
+{
+	*st = ps->stats;
 }
 
 /* ---- records ------------------------------------------------------------------------------- */

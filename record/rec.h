@@ -394,6 +394,13 @@ void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns);
  * small as the live processes.
  */
 void rec_procs__retire(struct rec_procs *ps);
+/* The process table over the recording (stkrec's exit summary). */
+struct rec_procs_stats {
+	uint64_t entries;	/* entries made: processes followed (a pid again once its entry went) */
+	uint64_t retired;	/* dropped after their exit */
+	uint32_t held;		/* entries now */
+};
+void rec_procs__stats(const struct rec_procs *ps, struct rec_procs_stats *st);
 
 /* ---- objects and perf maps (objects.c, perfmap.c, procmaps.c) ------------------------------ */
 

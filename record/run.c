@@ -162,6 +162,20 @@ static void print_unwind_stats(const struct rec_unwind_stats *us, const struct r
 	fputc('\n', stderr);
 }
 
+/*
+ * Entries are dropped one interval after their process's exit: those held at the end are the
+ * processes still alive, or gone in the last interval. Many more hint at exits never seen.
+ */
+static void print_procs_stats(const struct rec_procs *ps)
+{
+	struct rec_procs_stats st;
+
+	rec_procs__stats(ps, &st);
+	fprintf(stderr, "stkrec: process table: %llu processes followed, %llu dropped after their "
+		"exit, %u held at the end\n", (unsigned long long)st.entries,
+		(unsigned long long)st.retired, st.held);
+}
+
 static void clear_status(struct run *r)
 {
 	if (r->status_shown)
@@ -619,6 +633,9 @@ int rec_run(const struct rec_opts *o)
 			(unsigned long long)r.events, o->offcpu ? "us off-CPU" : "events",
 			(unsigned long long)cap_writer__size(r.w), o->output);
 		print_unwind_stats(rec_unwind__stats(r.unwind), o);
+		rec_reader__lock(r.reader);	/* its thread still applies the kernel's records */
+		print_procs_stats(r.procs);
+		rec_reader__unlock(r.reader);
 		if (rec_mmaps__lost(r.mmaps))
 			fprintf(stderr, "stkrec: warning: the kernel dropped %llu mapping records "
 				"(processes alive were read from /proc instead)\n",

@@ -35,4 +35,16 @@ nprocs_read=$("$PWD/$OUTPUT/tests/tools/capdump" "$tmp/short.stk" |
 	     END { print length(seen) }')
 check_true short.procs_read "at least $nprocs processes read with maps, got $nprocs_read" \
 	test "${nprocs_read:-0}" -ge "$nprocs"
+# The process table drops a process one interval after its exit (stkrec's exit summary): the
+# children gone before the last two intervals are dropped, and what is held at the end is the
+# host's live processes and its last interval's exits, not every process seen.
+table='^stkrec: process table: \([0-9]*\) processes followed, \([0-9]*\) dropped after'
+table+=' their exit, \([0-9]*\) held at the end$'
+read -r followed dropped held < <(sed -n "s/$table/\1 \2 \3/p" "$tmp/short.err")
+check_true short.procs_dropped "at least $((nprocs * 3 / 4)) of $nprocs exited processes \
+dropped, got ${dropped:-none} (followed ${followed:-?}, held ${held:-?})" \
+	test "${dropped:-0}" -ge $((nprocs * 3 / 4))
+# (the host's own churn is followed too: held against followed, not against a constant)
+check_true short.procs_held "fewer than half of the ${followed:-?} processes followed held at \
+the end, got ${held:-none}" test $((${held:-999999} * 2)) -lt "${followed:-0}"
 e2e_done
