@@ -45,6 +45,7 @@ struct pmap {
  */
 struct old_image {
 	uint64_t until_ns;	/* the exec or fork that ended it: rows before it are its own */
+	uint64_t alive_ns;	/* until_ns not known yet (UINT64_MAX): it ran then, the exec after */
 	uint32_t epoch;		/* rec_procs.epoch when it ended */
 	int32_t part;		/* the interval part whose rows it names, -1: none (rec_procs__split) */
 	struct cap_process rec;	/* comm and exe owned, without maps */
@@ -411,11 +412,12 @@ static int put_pmap(struct proc_entry *e, struct pmap *p)
 static int list_push(struct entry_list *l, struct proc_entry *e);
 
 /*
- * An exec or a new process at e's pid at ns ended e's image: keep the mappings made before ns
- * as an old image (moved, not copied), for rows of it drained after. Without memory they are
+ * An exec or a new process at e's pid ended e's image: keep the mappings made before `before`
+ * as an old image (moved, not copied), for rows of it drained after: the rows stamped before
+ * `until` (UINT64_MAX: not known yet, rec_procs__exec_seen() sets it). Without memory they are
  * dropped: such rows are then named with the new image, as before there were old images.
  */
-static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t ns)
+static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t before, uint64_t until)
 {
 	struct old_image *o = NULL, *v;
 	uint32_t kept = 0, n = 0;
@@ -438,7 +440,7 @@ static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t ns)
 		}
 	}
 	for (uint32_t i = 0; i < e->nmaps; i++) {
-		if (e->maps[i].added_ns >= ns)
+		if (e->maps[i].added_ns >= before)
 			e->maps[kept++] = e->maps[i];
 		else if (o)
 			o->maps[n++] = e->maps[i];
@@ -449,7 +451,7 @@ static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t ns)
 	if (!o)
 		return;
 	o->nmaps = n;
-	o->until_ns = ns;
+	o->until_ns = until;
 	o->epoch = ps->epoch;
 	o->part = -1;
 	e->nold++;
@@ -488,7 +490,8 @@ static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t known_ns,
 			  const struct rec_miss *miss)
 {
-	struct rec_uread rd = { .n = e->nmaps, .read_ns = known_ns, .miss = *miss };
+	struct rec_uread rd = { .n = e->nmaps, .read_ns = known_ns, .image_ns = e->image_ns,
+				.miss = *miss };
 	struct rec_utable **tables;
 	struct cap_mapping *maps;
 	int err;
@@ -684,6 +687,20 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
 		     const struct rec_miss *miss)
 {
+	/*
+	 * Another program than e holds: an exec whose record and notification are not applied
+	 * yet. What e holds is the old image, for its rows; BPF's notification of the exec, which
+	 * comes after the read (rec_procs__exec_seen), says where its rows end.
+	 */
+	if (e->nmaps && e->rec.exe && *e->rec.exe && strcmp(e->rec.exe, r->p.exe)) {
+		uint64_t alive = e->snapshot_ns > e->image_ns ? e->snapshot_ns : e->image_ns;
+		uint32_t nold = e->nold;
+
+		end_image(ps, e, UINT64_MAX, UINT64_MAX);
+		if (e->nold > nold)
+			e->old[nold].alive_ns = alive;
+		e->image_ns = r->read_ns;
+	}
 	clear_maps(e);
 	free(e->rec.comm);
 	free(e->rec.exe);
@@ -848,8 +865,12 @@ void rec_procs__exec_seen(struct rec_procs *ps, uint32_t pid, uint64_t ns)
 	 * previous exec BPF told of.
 	 */
 	if (e->image_ns <= e->bpf_exec_ns && ns > e->image_ns) {
-		end_image(ps, e, UINT64_MAX);	/* every mapping so far is the old image's */
+		end_image(ps, e, UINT64_MAX, ns);	/* every mapping so far is the old image's */
 		e->image_ns = ns;
+		set_str(&e->rec.exe, "");	/* the next file mapped, or the next read, says */
+	} else if (e->nold && e->old[e->nold - 1].until_ns == UINT64_MAX &&
+		   ns > e->old[e->nold - 1].alive_ns) {
+		e->old[e->nold - 1].until_ns = ns;	/* a /proc read ended it (take_read) */
 	}
 	e->bpf_exec_ns = ns;
 }
@@ -861,7 +882,7 @@ void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint6
 	if (!e || ns < e->snapshot_ns)
 		return;		/* the last /proc read is of the new image already */
 	if (ns > e->image_ns)	/* else BPF told of this exec first: the image ended then */
-		end_image(ps, e, ns);
+		end_image(ps, e, ns, ns);
 	else
 		end_image_none(e, ns);
 	e->image_ns = e->image_ns > ns ? e->image_ns : ns;
@@ -883,7 +904,7 @@ void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64
 		return;
 	/* a pid used again: nothing of the process that had it carries over but its old image */
 	if (ns > e->image_ns)
-		end_image(ps, e, UINT64_MAX);
+		end_image(ps, e, UINT64_MAX, ns);
 	clear_maps(e);
 	e->image_ns = ns > e->image_ns ? ns : e->image_ns;
 	e->complete = e->from_proc = e->ns_known = false;

@@ -243,6 +243,7 @@ struct rec_uread {
 	struct rec_utable *const *tables;	/* tables[i]: the table of maps[i], or NULL */
 	uint32_t n;
 	uint64_t read_ns;	/* when /proc/PID/maps was opened: a mapping made before is in maps */
+	uint64_t image_ns;	/* the image maps are of: when its exec or fork was seen, 0 if never */
 	struct rec_miss miss;	/* what the read was asked for */
 };
 

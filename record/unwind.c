@@ -40,7 +40,13 @@ struct proc_copy {
 	 * milliseconds, in which a starting process maps its libraries (ld.so) and runs.
 	 */
 	uint64_t read_ns;
+	uint64_t image_ns;		/* struct rec_uread's: the image value is of */
 	struct stk_uproc *value;	/* n mappings only: a short allocation */
+	/*
+	 * The image before it, until the next one replaces it: an event of the old image that BPF
+	 * deferred may be walked after stkrec has written the new image's mappings.
+	 */
+	struct stk_uproc *prev;
 };
 
 struct rec_unwind {
@@ -89,6 +95,7 @@ static void free_proc(void *p)
 	struct proc_copy *c = p;
 
 	free(c->value);
+	free(c->prev);
 	free(c);
 }
 
@@ -99,9 +106,12 @@ static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pi
 	return found ? *found : NULL;
 }
 
-/* Keep v (n mappings of it, read at read_ns) as pid's copy, replacing an older one. */
+/*
+ * Keep v (n mappings of it, read at read_ns, of image image_ns) as pid's copy, replacing an
+ * older one of the same image; the last copy of the image before stays, as prev.
+ */
 static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v,
-		     uint64_t read_ns)
+		     uint64_t read_ns, uint64_t image_ns)
 {
 	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
 	struct proc_copy key = { .pid = pid }, *c, **found;
@@ -112,17 +122,25 @@ static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc 
 	memcpy(copy, v, sz);
 	found = tfind(&key, &u->procs, cmp_proc);
 	if (found) {
-		free((*found)->value);
-		(*found)->value = copy;
-		(*found)->read_ns = read_ns;
+		c = *found;
+		if (c->image_ns != image_ns) {
+			free(c->prev);
+			c->prev = c->value;
+		} else {
+			free(c->value);
+		}
+		c->value = copy;
+		c->read_ns = read_ns;
+		c->image_ns = image_ns;
 		return 0;
 	}
-	c = malloc(sizeof(*c));
+	c = calloc(1, sizeof(*c));
 	if (c) {
 		/* filled before tsearch() compares it with the tree's entries */
 		c->pid = pid;
 		c->value = copy;
 		c->read_ns = read_ns;
+		c->image_ns = image_ns;
 	}
 	if (!c || !tsearch(c, &u->procs, cmp_proc)) {
 		free(c);
@@ -333,7 +351,7 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread 
 		err = publish(u, pid, v);
 	}
 	if (!err)
-		err = keep_proc(u, pid, v, rd->read_ns);
+		err = keep_proc(u, pid, v, rd->read_ns, rd->image_ns);
 	free(v);
 	return err;
 }
@@ -513,7 +531,11 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 		*stop = STK_STOP_PROC_UNKNOWN;
 		return 1;
 	}
-	w.proc = pc->value;
+	/*
+	 * An event's stamp is its image's exec (or fork) as BPF saw it: older than the image
+	 * written last, it ran in the one before (0: before any exec BPF saw).
+	 */
+	w.proc = pc->prev && d->key.image_ns < pc->image_ns ? pc->prev : pc->value;
 	for (;;) {
 		if (n >= max) {
 			w.stop = STK_STOP_TRUNCATED;
