@@ -45,7 +45,6 @@ struct pmap {
  */
 struct old_image {
 	uint64_t until_ns;	/* the exec or fork that ended it: rows before it are its own */
-	uint64_t alive_ns;	/* until_ns not known yet (UINT64_MAX): it ran then, the exec after */
 	uint32_t epoch;		/* rec_procs.epoch when it ended */
 	int32_t part;		/* the interval part whose rows it names, -1: none (rec_procs__split) */
 	struct cap_process rec;	/* comm and exe owned, without maps */
@@ -414,8 +413,8 @@ static int list_push(struct entry_list *l, struct proc_entry *e);
 /*
  * An exec or a new process at e's pid ended e's image: keep the mappings made before `before`
  * as an old image (moved, not copied), for rows of it drained after: the rows stamped before
- * `until` (UINT64_MAX: not known yet, rec_procs__exec_seen() sets it). Without memory they are
- * dropped: such rows are then named with the new image, as before there were old images.
+ * `until`. Without memory they are dropped: such rows are then named with the new image, as
+ * before there were old images.
  */
 static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t before, uint64_t until)
 {
@@ -687,20 +686,6 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
 		     const struct rec_miss *miss)
 {
-	/*
-	 * Another program than e holds: an exec whose record and notification are not applied
-	 * yet. What e holds is the old image, for its rows; BPF's notification of the exec, which
-	 * comes after the read (rec_procs__exec_seen), says where its rows end.
-	 */
-	if (e->nmaps && e->rec.exe && *e->rec.exe && strcmp(e->rec.exe, r->p.exe)) {
-		uint64_t alive = e->snapshot_ns > e->image_ns ? e->snapshot_ns : e->image_ns;
-		uint32_t nold = e->nold;
-
-		end_image(ps, e, UINT64_MAX, UINT64_MAX);
-		if (e->nold > nold)
-			e->old[nold].alive_ns = alive;
-		e->image_ns = r->read_ns;
-	}
 	clear_maps(e);
 	free(e->rec.comm);
 	free(e->rec.exe);
@@ -868,9 +853,6 @@ void rec_procs__exec_seen(struct rec_procs *ps, uint32_t pid, uint64_t ns)
 		end_image(ps, e, UINT64_MAX, ns);	/* every mapping so far is the old image's */
 		e->image_ns = ns;
 		set_str(&e->rec.exe, "");	/* the next file mapped, or the next read, says */
-	} else if (e->nold && e->old[e->nold - 1].until_ns == UINT64_MAX &&
-		   ns > e->old[e->nold - 1].alive_ns) {
-		e->old[e->nold - 1].until_ns = ns;	/* a /proc read ended it (take_read) */
 	}
 	e->bpf_exec_ns = ns;
 }
