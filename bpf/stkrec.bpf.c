@@ -277,7 +277,7 @@ static __always_inline __u64 image_stamp(__u32 tgid)
  * Nearly every event is of a tgid seen just before on the same CPU: a per-CPU compare saves
  * the LRU lookups. on_exec()/on_exit() delete the tgid from `seen` and then bump seen_epoch,
  * which voids every CPU's cached tgid (a CPU that reads the new epoch finds the tgid gone);
- * on_exec() and on_fork() stamp exec_ns before the bump, so the cached stamp is voided with it.
+ * on_exec() and on_fork() stamp exec_ns before any bump, so the cached stamp is voided with it.
  * Returns the tgid's image stamp.
  */
 static __always_inline __u64 note_first_seen(__u32 tgid)
@@ -812,7 +812,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (tgid != BPF_CORE_READ(child, pid))
 		return 0;	/* a thread shares its process's image */
 	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
-	__sync_fetch_and_add(&seen_epoch, 1);	/* voids cached stamps of the pid's last owner */
+	/*
+	 * on_exit() forgot the pid's last owner already; only when its last events came after
+	 * that is the pid still in `seen`, maybe cached with the old stamp: forget it again. A
+	 * bump on every fork would void every CPU's cache at every process a busy host starts.
+	 */
+	if (bpf_map_lookup_elem(&seen, &tgid)) {
+		bpf_map_delete_elem(&seen, &tgid);
+		__sync_fetch_and_add(&seen_epoch, 1);
+	}
 	return 0;
 }
 

@@ -97,6 +97,24 @@ static uint16_t read_compare(struct cap_reader *r, const char *label,
 	return flags;
 }
 
+/* The file ends after its records, the unknown optional chunk skipped ("LABEL clean end"). */
+static void check_clean_end(struct cap_reader *r, const char *label)
+{
+	struct cap_chunk ch;
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s clean end (unknown optional chunk skipped)", label);
+	T_EQ_INT(name, 0, cap_reader__next(r, &ch));
+}
+
+/* Free the n records read_compare() decoded into got[], and close r. */
+static void release(struct cap_reader *r, struct cap_record **got, int n)
+{
+	for (int i = 0; i < n; i++)
+		cap_record__free(got[i]);
+	cap_reader__close(r);
+}
+
 /*
  * format 1.1: every record against samples_v1_1.h, then the values written out as literals, so
  * an edit of the frozen samples would not go unnoticed.
@@ -105,9 +123,7 @@ static void check_v1_1(void)
 {
 	struct cap_record recs[SAMPLE11_NRECORDS], *got[SAMPLE11_NRECORDS] = { 0 };
 	struct cap_reader *r;
-	struct cap_chunk ch;
 	uint16_t events_flags;
-	int i;
 
 	sample11_records(recs);
 	r = open_compat(V1_1_PATH, "compat 1.1", 1, 1);
@@ -115,8 +131,7 @@ static void check_v1_1(void)
 		return;
 	events_flags = read_compare(r, "compat 1.1", recs, got, SAMPLE11_NRECORDS,
 				    CAP_CHUNK_EVENTS);
-	T_EQ_INT("compat 1.1 clean end (unknown optional chunk skipped)", 0,
-		 cap_reader__next(r, &ch));
+	check_clean_end(r, "compat 1.1");
 	T_EQ_INT("compat 1.1 EVENTS chunk is mandatory", CAP_CHUNK_F_MANDATORY, events_flags);
 	if (got[6] && got[7] && got[3] && got[4] && got[8]) {
 		const struct cap_row *row = &got[6]->interval.rows[2];
@@ -152,9 +167,7 @@ static void check_v1_1(void)
 			!strcmp(got[8]->ksyms.syms[2].module, "nf_tables"), "values differ");
 	}
 	T_EQ_STR("compat 1.1 literal: meta mode", "snoop", cap_meta_get(&recs[0].meta, "mode"));
-	for (i = 0; i < SAMPLE11_NRECORDS; i++)
-		cap_record__free(got[i]);
-	cap_reader__close(r);
+	release(r, got, SAMPLE11_NRECORDS);
 }
 
 /*
@@ -165,9 +178,7 @@ static void check_v2_0(void)
 {
 	struct cap_record recs[SAMPLE20_NRECORDS], *got[SAMPLE20_NRECORDS] = { 0 };
 	struct cap_reader *r;
-	struct cap_chunk ch;
 	uint16_t add_flags;
-	int i;
 
 	sample20_records(recs);
 	r = open_compat(V2_0_PATH, "compat 2.0", 2, 0);
@@ -175,8 +186,7 @@ static void check_v2_0(void)
 		return;
 	add_flags = read_compare(r, "compat 2.0", recs, got, SAMPLE20_NRECORDS,
 				 CAP_CHUNK_KSYMS_ADD);
-	T_EQ_INT("compat 2.0 clean end (unknown optional chunk skipped)", 0,
-		 cap_reader__next(r, &ch));
+	check_clean_end(r, "compat 2.0");
 	T_EQ_INT("compat 2.0 KSYMS_ADD chunks are mandatory", CAP_CHUNK_F_MANDATORY, add_flags);
 	if (got[1] && got[5] && got[8]) {
 		const struct cap_ksym *a = got[1]->ksyms.syms, *b = got[5]->ksyms.syms;
@@ -196,9 +206,7 @@ static void check_v2_0(void)
 	}
 	T_EQ_STR("compat 2.0 literal: meta kallsyms", "hits",
 		 cap_meta_get(&recs[0].meta, "kallsyms"));
-	for (i = 0; i < SAMPLE20_NRECORDS; i++)
-		cap_record__free(got[i]);
-	cap_reader__close(r);
+	release(r, got, SAMPLE20_NRECORDS);
 }
 
 /*
@@ -209,16 +217,13 @@ static void check_v2_1(void)
 {
 	struct cap_record recs[SAMPLE21_NRECORDS], *got[SAMPLE21_NRECORDS] = { 0 };
 	struct cap_reader *r;
-	struct cap_chunk ch;
-	int i;
 
 	sample21_records(recs);
 	r = open_compat(V2_1_PATH, "compat 2.1", 2, 1);
 	if (!r)
 		return;
 	read_compare(r, "compat 2.1", recs, got, SAMPLE21_NRECORDS, 0);
-	T_EQ_INT("compat 2.1 clean end (unknown optional chunk skipped)", 0,
-		 cap_reader__next(r, &ch));
+	check_clean_end(r, "compat 2.1");
 	if (got[3]) {
 		const struct cap_object *lib = &got[3]->objects.objs[0];
 		const struct cap_object *exe = &got[3]->objects.objs[1];
@@ -238,9 +243,7 @@ static void check_v2_1(void)
 	}
 	T_EQ_STR("compat 2.1 literal: meta objects", "symtabs",
 		 cap_meta_get(&recs[0].meta, "objects"));
-	for (i = 0; i < SAMPLE21_NRECORDS; i++)
-		cap_record__free(got[i]);
-	cap_reader__close(r);
+	release(r, got, SAMPLE21_NRECORDS);
 }
 
 /*
@@ -251,16 +254,13 @@ static void check_v2_2(void)
 {
 	struct cap_record recs[SAMPLE22_NRECORDS], *got[SAMPLE22_NRECORDS] = { 0 };
 	struct cap_reader *r;
-	struct cap_chunk ch;
-	int i;
 
 	sample22_records(recs);
 	r = open_compat(V2_2_PATH, "compat 2.2", 2, 2);
 	if (!r)
 		return;
 	read_compare(r, "compat 2.2", recs, got, SAMPLE22_NRECORDS, 0);
-	T_EQ_INT("compat 2.2 clean end (unknown optional chunk skipped)", 0,
-		 cap_reader__next(r, &ch));
+	check_clean_end(r, "compat 2.2");
 	if (got[3] && got[5])
 		T_CHECK("compat 2.2 literal: two parts of interval 0",
 			got[3]->interval.seq == 0 && got[5]->interval.seq == 0 &&
@@ -268,9 +268,7 @@ static void check_v2_2(void)
 			got[5]->interval.end_ns == 23000000000ull &&
 			!strcmp(got[3]->interval.rows[0].comm, "launcher") &&
 			!strcmp(got[5]->interval.rows[0].comm, "worker"), "values differ");
-	for (i = 0; i < SAMPLE22_NRECORDS; i++)
-		cap_record__free(got[i]);
-	cap_reader__close(r);
+	release(r, got, SAMPLE22_NRECORDS);
 }
 
 int main(int argc, char **argv)
