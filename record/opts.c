@@ -112,8 +112,9 @@ static const char usage_text[] =
 	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
 	"      --embed-objects        embed whole object files (a postmortem archive)\n"
 	"      --all-kallsyms         copy all of /proc/kallsyms, not only the symbols hit\n"
-	"      --stack-storage-size N stack-map entries (default 16384)\n"
-	"      --hash-storage-size N  counts-map entries (default 40960)\n"
+	"      --stack-storage-size N stack-map entries (default 16384; a profile: 2.5 times\n"
+	"                             what an interval at -F Hz can fill, 1024 at least)\n"
+	"      --hash-storage-size N  counts-map entries (default 40960; a profile: likewise)\n"
 	"  -q, --quiet                no live status line\n"
 	"  -h, --help                 -V, --version\n"
 	"  -- COMMAND ARGS            run COMMAND, trace only it, stop when it exits\n";
