@@ -95,6 +95,12 @@ static int count_blocked(struct rec_defer *df, const struct stk_deferred_time *t
 	return err;
 }
 
+/* The walk stopped for want of mappings stkrec may still learn. */
+static bool needs_maps(uint32_t stop)
+{
+	return stop == STK_STOP_PROC_UNKNOWN || stop == STK_STOP_NO_MAPPING;
+}
+
 /*
  * Walk d's stack; read its process first when the walk needs mappings stkrec lacks. Under the
  * reader's lock: the reader thread writes the mappings the walk reads (rec_unwind__proc).
@@ -105,12 +111,12 @@ static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, 
 	uint32_t pid = d->key.tgid, n;
 
 	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
-	if (*stop != STK_STOP_PROC_UNKNOWN && *stop != STK_STOP_NO_MAPPING)
+	if (!needs_maps(*stop))
 		return n;
 	/* the kernel's records of what the process mapped may be waiting in their rings */
 	rec_reader__catch_up(df->reader);
 	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
-	if (*stop != STK_STOP_PROC_UNKNOWN && *stop != STK_STOP_NO_MAPPING)
+	if (!needs_maps(*stop))
 		return n;
 	/* read after the event: what it ran in was mapped then, and is in what was read */
 	if (rec_unwind__read_since(df->unwind, pid, d->ts_ns))

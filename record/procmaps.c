@@ -408,7 +408,46 @@ static int put_pmap(struct proc_entry *e, struct pmap *p)
 	return err;
 }
 
-static int list_push(struct entry_list *l, struct proc_entry *e);
+/*
+ * Take e's mappings made before `before` off it: moved into `into` (room for all of them), or
+ * freed when into is NULL. Returns how many were taken.
+ */
+static uint32_t take_maps_before(struct proc_entry *e, uint64_t before, struct pmap *into)
+{
+	uint32_t kept = 0, n = 0;
+
+	for (uint32_t i = 0; i < e->nmaps; i++) {
+		if (e->maps[i].added_ns >= before)
+			e->maps[kept++] = e->maps[i];
+		else if (into)
+			into[n++] = e->maps[i];
+		else
+			free(e->maps[i].m.path);
+	}
+	e->nmaps = kept;
+	return n;
+}
+
+/* Room for one more old image of e, its record copied from e's; NULL without memory. */
+static struct old_image *new_old_image(struct rec_procs *ps, struct proc_entry *e)
+{
+	struct old_image *o, *v = realloc(e->old, (e->nold + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	e->old = v;
+	o = &v[e->nold];
+	memset(o, 0, sizeof(*o));
+	o->maps = calloc(e->nmaps ? e->nmaps : 1, sizeof(*o->maps));
+	o->rec = e->rec;
+	o->rec.comm = strdup(e->rec.comm);
+	o->rec.exe = strdup(e->rec.exe);
+	if (!o->maps || !o->rec.comm || !o->rec.exe || (!e->nold && list_push(&ps->aged, e))) {
+		free_old(o);
+		return NULL;
+	}
+	return o;
+}
 
 /*
  * An exec or a new process at e's pid ended e's image: keep the mappings made before `before`
@@ -418,35 +457,12 @@ static int list_push(struct entry_list *l, struct proc_entry *e);
  */
 static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t before, uint64_t until)
 {
-	struct old_image *o = NULL, *v;
-	uint32_t kept = 0, n = 0;
+	struct old_image *o = NULL;
+	uint32_t n;
 
-	if (e->nmaps || (e->rec.flags & CAP_PROC_F_NO_MAPS)) {
-		v = realloc(e->old, (e->nold + 1) * sizeof(*v));
-		if (v) {
-			e->old = v;
-			o = &v[e->nold];
-			memset(o, 0, sizeof(*o));
-			o->maps = calloc(e->nmaps ? e->nmaps : 1, sizeof(*o->maps));
-			o->rec = e->rec;
-			o->rec.comm = strdup(e->rec.comm);
-			o->rec.exe = strdup(e->rec.exe);
-			if (!o->maps || !o->rec.comm || !o->rec.exe ||
-			    (!e->nold && list_push(&ps->aged, e))) {
-				free_old(o);
-				o = NULL;
-			}
-		}
-	}
-	for (uint32_t i = 0; i < e->nmaps; i++) {
-		if (e->maps[i].added_ns >= before)
-			e->maps[kept++] = e->maps[i];
-		else if (o)
-			o->maps[n++] = e->maps[i];
-		else
-			free(e->maps[i].m.path);
-	}
-	e->nmaps = kept;
+	if (e->nmaps || (e->rec.flags & CAP_PROC_F_NO_MAPS))
+		o = new_old_image(ps, e);
+	n = take_maps_before(e, before, o ? o->maps : NULL);
 	if (!o)
 		return;
 	o->nmaps = n;
@@ -484,6 +500,9 @@ static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 }
 
 /* ---- the BPF walker's view ----------------------------------------------------------------- */
+
+/* What publishes and reads pass when no walk missed an address. */
+static const struct rec_miss no_miss;
 
 /* Give the walker e's mappings with their objects' unwind tables; known_ns: see rec_uread. */
 static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t known_ns,
@@ -531,8 +550,6 @@ static int touch(struct rec_procs *ps, struct proc_entry *e)
 
 void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns)
 {
-	static const struct rec_miss none;
-
 	ps->known_ns = known_ns;
 	for (uint32_t i = 0; i < ps->dirty.n; i++) {
 		struct proc_entry *e = ps->dirty.v[i];
@@ -540,7 +557,7 @@ void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns)
 		if (!e->dirty)
 			continue;	/* published since, by a /proc read */
 		look_up_objects(ps, e);
-		publish_unwind(ps, e, known_ns, &none);
+		publish_unwind(ps, e, known_ns, &no_miss);
 	}
 	ps->dirty.n = 0;
 }
@@ -548,13 +565,11 @@ void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns)
 /* e has events: its objects are opened and its record written from now on. */
 static int want(struct rec_procs *ps, struct proc_entry *e)
 {
-	static const struct rec_miss none;
-
 	if (e->wanted)
 		return 0;
 	e->wanted = true;
 	look_up_objects(ps, e);
-	publish_unwind(ps, e, ps->known_ns, &none);
+	publish_unwind(ps, e, ps->known_ns, &no_miss);
 	return mark_pending(ps, e);
 }
 
@@ -766,9 +781,7 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 
 int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why)
 {
-	static const struct rec_miss none;
-
-	return note(ps, pid, why, &none);
+	return note(ps, pid, why, &no_miss);
 }
 
 int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss *miss)
@@ -824,20 +837,6 @@ void rec_procs__mapped(struct rec_procs *ps, uint32_t pid, const struct cap_mapp
 	touch(ps, e);
 }
 
-/* Forget the mappings made before ns: of an image ended already. */
-static void end_image_none(struct proc_entry *e, uint64_t ns)
-{
-	uint32_t kept = 0;
-
-	for (uint32_t i = 0; i < e->nmaps; i++) {
-		if (e->maps[i].added_ns < ns)
-			free(e->maps[i].m.path);
-		else
-			e->maps[kept++] = e->maps[i];
-	}
-	e->nmaps = kept;
-}
-
 void rec_procs__exec_seen(struct rec_procs *ps, uint32_t pid, uint64_t ns)
 {
 	struct proc_entry *e = find_entry(ps, pid);
@@ -866,7 +865,7 @@ void rec_procs__exec(struct rec_procs *ps, uint32_t pid, const char *comm, uint6
 	if (ns > e->image_ns)	/* else BPF told of this exec first: the image ended then */
 		end_image(ps, e, ns, ns);
 	else
-		end_image_none(e, ns);
+		take_maps_before(e, ns, NULL);	/* of the image ended then: forgotten */
 	e->image_ns = e->image_ns > ns ? e->image_ns : ns;
 	e->exec_ns = ns;
 	e->complete = true;
@@ -1053,8 +1052,8 @@ int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const 
 	int err = 0;
 
 	ps->split.n = 0;
-	/* which old images the rows use (part 0 marks "used" until ranked) */
-	for (uint32_t i = 0; i < iv->nrows && !err; i++) {
+	/* which old images the rows use (part 0 marks "used" until ranked); none kept: no lookup */
+	for (uint32_t i = 0; ps->aged.n && i < iv->nrows && !err; i++) {
 		struct proc_entry *e = aged_entry(ps, &iv->rows[i]);
 		struct old_image *o = e ? image_at(e, when[i]) : NULL;
 
@@ -1069,6 +1068,10 @@ int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const 
 		}
 		o->part = 0;
 		look_up_maps(ps, e, o->maps, o->nmaps);
+	}
+	if (!ps->split.n) {	/* the common case: one part, without looking the rows up again */
+		memset(part, 0, iv->nrows * sizeof(*part));
+		return err ? err : 1;
 	}
 	/* and which of those processes' current images */
 	for (uint32_t i = 0; i < iv->nrows; i++) {
@@ -1252,7 +1255,7 @@ int rec_procs__hit_objects(struct rec_procs *ps, const struct cap_interval *iv,
 		    walked[row->ustack - 1] == row->pid + 1 || !(e = find_entry(ps, row->pid)))
 			continue;
 		/* rows of an old image: each walks its own (walked[] is for the common case) */
-		maps_at(e, e->nold ? when[i] : 0, &maps, &nmaps);
+		maps_at(e, when[i], &maps, &nmaps);
 		if (!e->nold)
 			walked[row->ustack - 1] = row->pid + 1;
 		s = &iv->ustacks[row->ustack - 1];

@@ -512,12 +512,13 @@ void rec_reader__stop(struct rec_reader *rd);
 int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t psz);
 /* m's kind and DELETED flag from its path, which loses a " (deleted)" suffix. */
 void rec_mapping_path(struct cap_mapping *m, char *path);
+/* Parse /proc/PID/stat: comm and starttime (clock ticks). */
+int rec_stat_line(const char *line, char *comm, size_t csz, uint64_t *start_ticks);
 
 /*
  * The kernel's mmap2, exec, fork and exit records of every process (mmaps.c), read by the
  * reader thread into rec_procs. NULL with errno set (stkrec then has /proc reads only).
  */
-struct rec_mmaps;
 struct rec_mmaps *rec_mmaps__new(void);
 void rec_mmaps__free(struct rec_mmaps *mm);
 /* Readable (epoll) when records wait; -1 for NULL. */
@@ -526,8 +527,6 @@ int rec_mmaps__fd(const struct rec_mmaps *mm);
 int rec_mmaps__consume(struct rec_mmaps *mm, struct rec_procs *ps);
 /* Records the kernel dropped because a ring was full. */
 uint64_t rec_mmaps__lost(const struct rec_mmaps *mm);
-/* Parse /proc/PID/stat: comm and starttime (clock ticks). */
-int rec_stat_line(const char *line, char *comm, size_t csz, uint64_t *start_ticks);
 
 /* ---- snapshot (snapshot.c) ------------------------------------------------------------------ */
 

@@ -217,8 +217,7 @@ static void poll_notify(struct run *r, int timeout_ms)
 	if (!r->reader) {
 		rec_mmaps__consume(r->mmaps, r->procs);
 		rec_probe__poll(r->probe, timeout_ms);
-	}
-	else if (timeout_ms > 0 && r->defer)
+	} else if (timeout_ms > 0 && r->defer)
 		rec_defer__wait(r->defer, timeout_ms);	/* deferred events wake us */
 	else if (timeout_ms > 0)
 		usleep(timeout_ms * 1000);
