@@ -145,15 +145,13 @@ static uint32_t ns_pid(uint32_t pid)
  * /tmp is world-writable: anyone can put a perf-PID.map there for someone else's process, or a
  * link to a file only root may read.
  */
-static int open_map_file(struct rec_procs *ps, uint32_t pid)
+static int open_map_file(uint32_t pid, const struct rec_proc_info *info)
 {
-	struct rec_proc_info info = { 0 };
 	char root[64], path[64];
 	struct stat st;
 	int fd;
 
-	rec_procs__info(ps, pid, &info);
-	if (info.other_ns) {
+	if (info->other_ns) {
 		snprintf(root, sizeof(root), "/proc/%u/root", pid);
 		snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns_pid(pid));
 		fd = cap_open_in_root(root, path);
@@ -163,7 +161,7 @@ static int open_map_file(struct rec_procs *ps, uint32_t pid)
 	}
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || (st.st_uid && st.st_uid != info.uid)) {
+	if (fstat(fd, &st) || (st.st_uid && st.st_uid != info->uid)) {
 		close(fd);
 		return -1;
 	}
@@ -172,15 +170,8 @@ static int open_map_file(struct rec_procs *ps, uint32_t pid)
 
 static int push_sym(struct rec_perfmaps *pm, uint64_t start, uint64_t size, const char *name)
 {
-	if (pm->nsyms == pm->cap) {
-		uint32_t cap = pm->cap ? pm->cap * 2 : 256;
-		struct cap_symbol *v = realloc(pm->syms, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		pm->syms = v;
-		pm->cap = cap;
-	}
+	if (rec_grow(&pm->syms, pm->nsyms, &pm->cap, sizeof(*pm->syms), 256))
+		return -ENOMEM;
 	pm->syms[pm->nsyms].name = strdup(name);
 	if (!pm->syms[pm->nsyms].name)
 		return -ENOMEM;
@@ -297,7 +288,7 @@ static int look_for_files(struct rec_perfmaps *pm, struct rec_procs *ps,
 		if (info.start_time)
 			m->start_time = info.start_time;
 		if (m->fd < 0)
-			m->fd = open_map_file(ps, pid);
+			m->fd = open_map_file(pid, &info);
 	}
 	return 0;
 }
@@ -354,22 +345,12 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 		if (!found || (*found)->fd < 0 || (*found)->looked == ~0ull)
 			continue;
 		(*found)->looked = ~0ull;	/* listed: once per call */
-		if (n == cap) {
-			struct perfmap **v;
-
-			cap = cap ? cap * 2 : 16;
-			v = realloc(all, cap * sizeof(*v));
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			all = v;
-		}
-		all[n++] = *found;
+		err = rec_grow(&all, n, &cap, sizeof(*all), 16);
+		if (!err)
+			all[n++] = *found;
 	}
-	for (uint32_t i = 0; !err && i < n; i++) {
+	for (uint32_t i = 0; !err && i < n; i++)
 		err = read_new(pm, all[i], w);
-	}
 	clear_syms(pm);
 	free(all);
 	drop_gone(pm);

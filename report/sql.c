@@ -313,7 +313,7 @@ static int object_id(struct loader *l, const uint8_t *bid, uint32_t bid_len, con
 
 	if (bid_len > CAP_BUILD_ID_MAX)
 		bid_len = CAP_BUILD_ID_MAX;
-	sym_hex(bid, bid ? bid_len : 0, hexid);
+	elfobj_hex(bid, bid ? bid_len : 0, hexid);
 	snprintf(l->key, sizeof(l->key), "%s %s", hexid, path ? path : "");
 	v = rep_strtab__intern(&l->objects, l->key);
 	if (v < 0)

@@ -30,11 +30,6 @@ static const char *const reason_names[SYM_R__COUNT] = {
 	[SYM_R_BUDGET] = "over the memory budget",
 };
 
-void sym_hex(const uint8_t *id, uint32_t len, char *hex)
-{
-	elfobj_hex(id, len, hex);
-}
-
 const char *sym_reason_name(unsigned int reason)
 {
 	return reason < SYM_R__COUNT ? reason_names[reason] : "unknown reason";

@@ -42,9 +42,6 @@ enum sym_reason {
 /* Short human name of a reason ("build-id mismatch"), never NULL. */
 const char *sym_reason_name(unsigned int reason);
 
-/* Lower-case hex of a build-id into hex (2 * len + 1 bytes). */
-void sym_hex(const uint8_t *id, uint32_t len, char *hex);
-
 /* A function inlined at an address (libdw), with the source location inside it. */
 struct sym_inline {
 	const char *name;	/* demangled unless told otherwise */

@@ -247,8 +247,8 @@ static int mapping_id(struct builder *b, const struct cap_process *p, uint64_t a
 	if (!m)
 		return 0;
 	/* a hostile length must not read past build_id[] */
-	sym_hex(m->build_id, m->build_id_len < CAP_BUILD_ID_MAX ? m->build_id_len : CAP_BUILD_ID_MAX,
-		bid);
+	elfobj_hex(m->build_id,
+		   m->build_id_len < CAP_BUILD_ID_MAX ? m->build_id_len : CAP_BUILD_ID_MAX, bid);
 	snprintf(b->key, sizeof(b->key), "m:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%s:%s", m->start,
 		 m->end, m->pgoff, bid, m->path ? m->path : "");
 	err = key_lookup(b, &b->nmappings, id);

@@ -145,6 +145,18 @@ static const struct cap_object *find_object(const struct cap_record *rec, const 
 	return NULL;
 }
 
+/* The next OBJECTS record r holds (the caller frees it), or NULL at its end. */
+static struct cap_record *next_objects(struct cap_reader *r)
+{
+	struct cap_record *rec;
+	struct cap_chunk c;
+
+	while (r && cap_reader__next(r, &c) == 1)
+		if (c.type == CAP_CHUNK_OBJECTS && !cap_record__decode(&c, &rec))
+			return rec;
+	return NULL;
+}
+
 /* Write the OBJECTS record of the test binary and read it back. */
 static void test_put(struct rec_objects *os)
 {
@@ -156,7 +168,6 @@ static void test_put(struct rec_objects *os)
 	struct cap_writer *w = NULL;
 	struct rec_object *obj;
 	struct cap_mapping m;
-	struct cap_chunk c;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int fd = mkstemp(tmpl), err, found = 0;
 
@@ -178,15 +189,12 @@ static void test_put(struct rec_objects *os)
 	cap_writer__close(w);
 	w = NULL;
 	r = cap_reader__open(tmpl);
-	while (r && cap_reader__next(r, &c) == 1) {
-		if (c.type != CAP_CHUNK_OBJECTS || cap_record__decode(&c, &rec))
-			continue;
+	while ((rec = next_objects(r))) {
 		found++;
-		o = o ? o : find_object(rec, strrchr(exe, '/'));
+		o = find_object(rec, strrchr(exe, '/'));
 		if (o)
-			break;
+			break;	/* rec holds o */
 		cap_record__free(rec);
-		rec = NULL;
 	}
 	(void)T_EQ_INT("test_rec_objects_put_once", 1, found);
 	if (!T_CHECK("test_rec_objects_put_found", o != NULL, "no object record for %s", exe))
@@ -242,7 +250,6 @@ static struct written record_of(const char *path, const char *root, const char *
 	struct cap_record *rec = NULL;
 	struct rec_object *obj;
 	struct cap_mapping m;
-	struct cap_chunk c;
 	struct stat st;
 	void *p = MAP_FAILED;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -265,9 +272,7 @@ static struct written record_of(const char *path, const char *root, const char *
 	cap_writer__close(w);
 	w = NULL;
 	r = cap_reader__open(cap);
-	while (r && !out.found && cap_reader__next(r, &c) == 1) {
-		if (c.type != CAP_CHUNK_OBJECTS || cap_record__decode(&c, &rec))
-			continue;
+	while (!out.found && (rec = next_objects(r))) {
 		for (uint32_t i = 0; i < rec->objects.count; i++) {
 			const struct cap_object *o = &rec->objects.objs[i];
 

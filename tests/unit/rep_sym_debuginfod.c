@@ -61,7 +61,7 @@ int main(void)
 		T_FAIL("test_rep_debuginfod_setup", "cannot open " GOLDEN " or make a directory");
 		T_EXIT();
 	}
-	sym_hex(e->build_id, e->build_id_len, hex);
+	elfobj_hex(e->build_id, e->build_id_len, hex);
 	m.build_id_len = e->build_id_len;
 	memcpy(m.build_id, e->build_id, e->build_id_len);
 	snprintf(bin, sizeof(bin), "%s/bin/golden.elf", tmp);

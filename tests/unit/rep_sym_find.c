@@ -288,7 +288,7 @@ static void test_embedded_whole_debugfile(const struct sym_elf *e)
 
 	snprintf(path, sizeof(path), "%s/whole-stripped.elf", tmp);
 	snprintf(dbgdir, sizeof(dbgdir), "%s/whole-dbg", tmp);
-	sym_hex(e->build_id, e->build_id_len, hex);
+	elfobj_hex(e->build_id, e->build_id_len, hex);
 	if (sh("strip -o %s %s && mkdir -p %s/.build-id/%.2s && "
 	       "objcopy --only-keep-debug %s %s/.build-id/%.2s/%s.debug",
 	       path, GOLDEN, dbgdir, hex, GOLDEN, dbgdir, hex, hex + 2)) {
@@ -399,7 +399,7 @@ static void test_debug_files(const struct sym_elf *e)
 	sym_user__free(u);
 
 	/* --debug-dir DIR/.build-id/xx/rest.debug */
-	sym_hex(e->build_id, e->build_id_len, hex);
+	elfobj_hex(e->build_id, e->build_id_len, hex);
 	sh("mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s %s/.build-id/%.2s/%s.debug",
 	   dbgdir, hex, GOLDEN, dbgdir, hex, hex + 2);
 	o.debug_dirs = dirs;
