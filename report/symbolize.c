@@ -359,14 +359,6 @@ static int read_debuglink(Elf *elf, struct sym_elf *e)
 	return 0;
 }
 
-static bool has_debug_info(Elf *elf)
-{
-	GElf_Shdr shdr;
-
-	return elfobj_section_named(elf, ".debug_info", &shdr) ||
-	       elfobj_section_named(elf, ".zdebug_info", &shdr);
-}
-
 /* Everything sym_elf holds, from an open Elf. NULL + errno. */
 static struct sym_elf *elf_read(Elf *elf, struct sym_debug_budget *debug)
 {
@@ -388,7 +380,7 @@ static struct sym_elf *elf_read(Elf *elf, struct sym_debug_budget *debug)
 		err = collect_symbols(elf, e, debug);
 	if (!err)
 		err = read_debuglink(elf, e);
-	e->has_dwarf = has_debug_info(elf);
+	e->has_dwarf = elfobj_has_dwarf(elf);
 	if (err) {
 		sym_elf__close(e);
 		errno = -err;

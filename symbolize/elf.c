@@ -62,6 +62,14 @@ Elf_Data *elfobj_section_named(Elf *e, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+bool elfobj_has_dwarf(Elf *e)
+{
+	GElf_Shdr shdr;
+
+	return elfobj_section_named(e, ".debug_info", &shdr) ||
+	       elfobj_section_named(e, ".zdebug_info", &shdr);
+}
+
 int elfobj_segments(Elf *e, struct elfobj_segment **segs, uint32_t *n)
 {
 	size_t nph = 0;

@@ -39,6 +39,10 @@ Elf_Scn *elfobj_section(Elf *e, uint32_t type, GElf_Shdr *sh);
  */
 Elf_Data *elfobj_section_named(Elf *e, const char *name, GElf_Shdr *sh);
 
+/* Whether e carries DWARF debug information (.debug_info, or the old .zdebug_info) with bytes in
+ * the file: what source lines and inline chains are read from. */
+bool elfobj_has_dwarf(Elf *e);
+
 /* A loadable (PT_LOAD) segment: file offset, link address, sizes, PF_* flags. */
 struct elfobj_segment {
 	uint64_t offset, vaddr, filesz, memsz;
