@@ -9,10 +9,12 @@
  * process of one kernel: stkrec reads its own once (getauxval(AT_SYSINFO_EHDR)).
  *
  * What an OBJECTS record holds (meta key `objects`):
- *   symtabs (default)   segments, function symbols, debuglink of every object with hits; whole
- *                       bytes of what cannot be found again (vdso, memfd, deleted) under a limit
+ *   symtabs (default)   segments, function symbols, debuglink of every object with hits; the
+ *                       whole bytes (under a limit) of the vdso, and of what cannot be found
+ *                       again (memfd, deleted) when they tell more than the symbols do
+ *                       (whole_tells_more())
  *   none (--no-symtabs) only what cannot be found again: the vdso, memfd, deleted and
- *                       namespace-only objects
+ *                       namespace-only objects, as above
  *   whole (--embed-objects) every object with hits whole (under the limit), symbols too
  * Whenever a record holds symbols they are the object's .symtab, or when it has none its .dynsym
  * and the .symtab of its debug file on this host (elfobj_debug_open(), symbolize/debugfile.c,
@@ -331,7 +333,8 @@ struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct
 		m->flags |= CAP_MAP_F_NO_BUILD_ID;
 		return NULL;
 	}
-	/* Deleted since first read: now it cannot be found again, embed it whole (if not yet). */
+	/* Deleted since first read: now it cannot be found again (embed_level(), if not yet
+	 * written). */
 	if (m->flags & CAP_MAP_F_DELETED)
 		obj->map_flags |= CAP_MAP_F_DELETED;
 	m->flags |= obj->map_flags & ~CAP_MAP_F_DELETED;
@@ -449,7 +452,8 @@ static int read_segments(Elf *e, struct cap_object *o)
 	return o->segs ? 0 : -ENOMEM;
 }
 
-enum embed { EMBED_NOTHING, EMBED_SYMBOLS, EMBED_WHOLE };
+/* EMBED_LOST: whole when whole_tells_more(), else symbols */
+enum embed { EMBED_NOTHING, EMBED_SYMBOLS, EMBED_LOST, EMBED_WHOLE };
 
 /* What the options ask for this object (see the top of the file). */
 static enum embed embed_level(const struct rec_object *obj, const struct rec_opts *opts)
@@ -457,14 +461,35 @@ static enum embed embed_level(const struct rec_object *obj, const struct rec_opt
 	struct stat st;
 	/* no link left: deleted, or renamed over, since its mapping was recorded */
 	bool unlinked = obj->fd >= 0 && !fstat(obj->fd, &st) && !st.st_nlink;
-	bool lost_later = obj->kind == CAP_MAP_VDSO || obj->kind == CAP_MAP_MEMFD ||
-			  (obj->map_flags & CAP_MAP_F_DELETED) || unlinked;
+	bool lost_later = obj->kind == CAP_MAP_MEMFD || (obj->map_flags & CAP_MAP_F_DELETED) ||
+			  unlinked;
 
-	if (opts->embed_objects || lost_later)
+	/* the vdso is a few pages: always whole */
+	if (opts->embed_objects || obj->kind == CAP_MAP_VDSO)
 		return EMBED_WHOLE;
+	if (lost_later)
+		return EMBED_LOST;
 	if (opts->no_symtabs && !(obj->map_flags & CAP_MAP_F_NS_PATH))
 		return EMBED_NOTHING;
 	return EMBED_SYMBOLS;
+}
+
+/*
+ * Whether an object that cannot be found again needs its bytes in the capture (e: its ELF, o: its
+ * record with segments and symbols read). A report names frames from the record's symbols as it
+ * would from the bytes (report/symbolize.c reads the same .symtab, else .dynsym, one name per
+ * address), so only what the record lacks counts: DWARF (source lines, inline chains),
+ * MiniDebugInfo (the local functions .dynsym lacks), or anything at all when the record holds no
+ * function symbol. An agent's 1.5 MB memfd executable with a .symtab and no DWARF then costs its
+ * symbols only (format.md 4.8).
+ */
+static bool whole_tells_more(Elf *e, const struct cap_object *o)
+{
+	GElf_Shdr shdr;
+
+	if (!e || elf_kind(e) != ELF_K_ELF || !o->nsyms)
+		return true;
+	return elfobj_has_dwarf(e) || elfobj_section_named(e, ".gnu_debugdata", &shdr);
 }
 
 static uint8_t *read_whole(const struct rec_object *obj, uint64_t *len)
@@ -553,6 +578,8 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 		if (!err)
 			err = read_symbols(os, obj, e, &dbg, &o);
 	}
+	if (level == EMBED_LOST)
+		level = whole_tells_more(e, &o) ? EMBED_WHOLE : EMBED_SYMBOLS;
 	if (!err && level == EMBED_WHOLE) {
 		o.data = read_whole(obj, &o.data_len);
 		if (o.data)

@@ -4,7 +4,8 @@
  * and pseudo
  * ids of the objects behind this test's own mappings, the vdso, and the OBJECTS record written for
  * them; for a stripped copy of this program, the symbols of its debug file added to the record
- * when the debug file is where it belongs and carries the right build-id or CRC, and only then
+ * when the debug file is where it belongs and carries the right build-id or CRC, and only then;
+ * for copies deleted while mapped, the whole bytes only when they tell more than the symbols
  * (the copies are made with the binutils' strip and objcopy; skipped without them).
  */
 #include <errno.h>
@@ -232,18 +233,20 @@ struct written {
 	uint32_t flags;
 	bool global, local;	/* names rec_objects_test_marker, rec_objects_local_marker */
 	bool sorted;
+	uint64_t data_len;
 };
 
 /*
  * Map the file at path executable here and write its OBJECTS record with a new rec_objects
- * looking for debug files in dirs (root and cache relative to dbg_tmp, "" for none).
+ * looking for debug files in dirs (root and cache relative to dbg_tmp, "" for none), as opts
+ * ask. lost: the file is deleted once it is open, as a binary deleted while it runs.
  */
-static struct written record_of(const char *path, const char *root, const char *cache)
+static struct written write_record(const char *path, const char *root, const char *cache,
+				   bool lost, const struct rec_opts *opts)
 {
 	struct written out = { 0 };
 	char mapped[PATH_MAX], cap[PATH_MAX];
 	struct elfobj_debug_dirs dirs = { 0 };
-	struct rec_opts opts = { 0 };
 	struct rec_objects *os = rec_objects__new(NULL);
 	struct cap_writer *w = NULL;
 	struct cap_reader *r = NULL;
@@ -265,9 +268,11 @@ static struct written record_of(const char *path, const char *root, const char *
 		goto out;
 	rec_objects__set_debug_dirs(os, &dirs);
 	obj = rec_objects__get(os, getpid(), &m, false);
+	if (lost)
+		unlink(path);
 	unlink(cap);
 	w = cap_writer__open(cap);
-	if (!obj || !w || rec_objects__put(os, &obj, 1, &opts, w))
+	if (!obj || !w || rec_objects__put(os, &obj, 1, opts, w))
 		goto out;
 	cap_writer__close(w);
 	w = NULL;
@@ -280,6 +285,7 @@ static struct written record_of(const char *path, const char *root, const char *
 				continue;
 			out.found = true;
 			out.flags = o->flags;
+			out.data_len = o->data_len;
 			out.sorted = true;
 			for (uint32_t k = 0; k < o->nsyms; k++) {
 				out.global |= !strcmp(o->syms[k].name, "rec_objects_test_marker");
@@ -301,6 +307,11 @@ out:
 	return out;
 }
 
+static struct written record_of(const char *path, const char *root, const char *cache)
+{
+	return write_record(path, root, cache, false, &(struct rec_opts){ 0 });
+}
+
 #define F_UNION (CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM | CAP_OBJ_F_DEBUGFILE)
 
 /* A record that holds the debug file's symbols (name), or one that must not (name_not). */
@@ -316,6 +327,71 @@ static void expect_debug(const char *name, struct written got, bool want)
 	else
 		T_CHECK(name, got.flags == CAP_OBJ_F_DYNSYM && !got.local,
 			"flags %#x (want .dynsym only), local %d", got.flags, got.local);
+}
+
+/* The record of a copy of this program made by cmd (a shell command writing "$f") in dbg_tmp,
+ * deleted once open (or as opts ask): whole (its size in data_len) or symbols only. */
+static void expect_lost(const char *name, const char *cmd, bool whole, const struct rec_opts *opts)
+{
+	char path[PATH_MAX];
+	struct written got;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dbg_tmp, name);
+	if (sh("cd %s && f=%s && %s", dbg_tmp, name, cmd) || stat(path, &st)) {
+		printf("skip %s: '%s' failed\n", name, cmd);
+		return;
+	}
+	got = write_record(path, "empty", "", !opts->embed_objects, opts);
+	if (!T_CHECK(name, got.found, "no OBJECTS record"))
+		return;
+	if (whole)
+		T_CHECK(name, got.data_len == (uint64_t)st.st_size && (got.flags & CAP_OBJ_F_WHOLE),
+			"want whole (%jd bytes), got data_len %ju, flags %#x", (intmax_t)st.st_size,
+			(uintmax_t)got.data_len, got.flags);
+	else
+		T_CHECK(name, !got.data_len && !(got.flags & CAP_OBJ_F_WHOLE) &&
+			(got.flags & CAP_OBJ_F_SYMTAB) && got.global && got.local && got.sorted,
+			"want symbols only, got data_len %ju, flags %#x, global %d, local %d, "
+			"sorted %d", (uintmax_t)got.data_len, got.flags, got.global, got.local,
+			got.sorted);
+}
+
+/*
+ * Objects that cannot be found again (here: deleted while mapped; memfd and " (deleted)" take the
+ * same path, embed_level()) are embedded whole only when the bytes tell a report more than the
+ * record's symbols: DWARF, .gnu_debugdata, or no function symbol at all. --embed-objects: always.
+ */
+static void test_lost_objects(const char *exe)
+{
+	const struct rec_opts dflt = { 0 }, all = { .embed_objects = true };
+	char nodebug[PATH_MAX + 64], noid[PATH_MAX + 96], copy[PATH_MAX + 16];
+	char debugdata[PATH_MAX + 96], stripped[PATH_MAX + 16];
+
+	snprintf(nodebug, sizeof(nodebug), "objcopy --strip-debug %s \"$f\"", exe);
+	snprintf(noid, sizeof(noid),
+		 "objcopy --strip-debug --remove-section .note.gnu.build-id %s \"$f\"", exe);
+	snprintf(copy, sizeof(copy), "cp %s \"$f\"", exe);
+	/* the recorder only looks for the section: any bytes will do */
+	snprintf(debugdata, sizeof(debugdata),
+		 "printf xz >dd.bin && objcopy --strip-debug --add-section .gnu_debugdata=dd.bin "
+		 "%s \"$f\"", exe);
+	snprintf(stripped, sizeof(stripped), "strip -o \"$f\" %s", exe);
+
+	/* a .symtab, no DWARF: the symbols name every frame the bytes would */
+	expect_lost("test_rec_lost_symtab_only", nodebug, false, &dflt);
+	/* the same without a build-id (a pseudo id keys the record) */
+	expect_lost("test_rec_lost_no_build_id", noid, false, &dflt);
+	/* DWARF: source lines and inline chains come from the bytes */
+	if (sh("readelf -S %s | grep -q ' .debug_info'", exe))
+		printf("skip test_rec_lost_dwarf: %s has no .debug_info\n", exe);
+	else
+		expect_lost("test_rec_lost_dwarf", copy, true, &dflt);
+	expect_lost("test_rec_lost_debugdata", debugdata, true, &dflt);
+	/* no function symbol (an executable's .dynsym holds only undefined ones): keep the bytes */
+	expect_lost("test_rec_lost_no_symbols", stripped, true, &dflt);
+	/* --embed-objects: every object whole, found again or not */
+	expect_lost("test_rec_lost_embed_objects", nodebug, true, &all);
 }
 
 static void test_debug_files(void)
@@ -382,6 +458,7 @@ static void test_debug_files(void)
 	/* an object with its own .symtab: the debug file adds nothing */
 	T_EQ_INT("test_rec_debug_own_symtab", CAP_OBJ_F_SYMTAB,
 		 record_of(exe, "root", "").flags);
+	test_lost_objects(exe);
 out:
 	sh("rm -rf %s", dbg_tmp);
 }
