@@ -112,8 +112,8 @@ static const char usage_text[] =
 	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
 	"      --embed-objects        embed whole object files (a postmortem archive)\n"
 	"      --all-kallsyms         copy all of /proc/kallsyms, not only the symbols hit\n"
-	"      --stack-storage-size N stack-map entries (default 16384; a profile: 2.5 times\n"
-	"                             what an interval at -F Hz can fill, 1024 at least)\n"
+	"      --stack-storage-size N stack-map entries (default 16384; a profile: what an\n"
+	"                             interval at -F Hz can fill, 1024 at least)\n"
 	"      --hash-storage-size N  counts-map entries (default 40960; a profile: likewise)\n"
 	"  -q, --quiet                no live status line\n"
 	"  -h, --help                 -V, --version\n"
@@ -435,22 +435,44 @@ static uint32_t room_for(uint64_t need, uint32_t dflt)
 }
 
 /*
+ * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 2,000 events of 8 KiB,
+ * for bursts of a probe that fires as fast as a program can call it. A profile's events come at
+ * most Hz x CPUs a second: half a second of them all deferred is room enough, since stkrec takes
+ * them out of the ring as they come, from 1 MiB up.
+ */
+#define DEFER_RING_MAX (16u << 20)
+
+static uint32_t defer_ring_for(unsigned int hz, long ncpus)
+{
+	uint64_t need = (uint64_t)hz * ncpus * STK_DEFER_STACK / 2;
+	uint32_t v = 1u << 20;
+
+	while (v < need && v < DEFER_RING_MAX)
+		v <<= 1;
+	return v;
+}
+
+/*
  * The BPF maps' sizes, unless given: bcc's defaults (16384 stacks, 40960 counts), but for a
  * profile at -F Hz, which makes at most Hz x CPUs samples a second, each one count key and two
- * stacks: room for 2.5 times an interval's worth, which fills them to 40% (at half full they are
- * drained early, docs/bpf.md 3). The maps are preallocated: on a small host the defaults cost more
- * to create than the rest of a short recording.
+ * stacks: room for an interval's worth. Distinct stacks and keys are far fewer than samples in
+ * most profiles, and at half full the maps are drained early (docs/bpf.md 3), so a profile of
+ * all-distinct stacks drains twice an interval rather than losing any. The maps are
+ * preallocated, about 1 KiB a stack: at 999 Hz on 2 CPUs the 2.5 times used before took 36 MB,
+ * more to create than the rest of a short recording costs.
  */
 static void size_storage(struct rec_opts *o)
 {
 	long ncpus = o->cpu >= 0 ? 1 : sysconf(_SC_NPROCESSORS_CONF);
-	uint64_t samples = (uint64_t)o->freq_hz * (ncpus > 0 ? ncpus : 1) * o->interval_s * 5 / 2;
+	uint64_t samples = (uint64_t)o->freq_hz * (ncpus > 0 ? ncpus : 1) * o->interval_s;
 	bool profile = !o->nspecs && !o->offcpu && o->freq_hz;
 
 	if (!o->stack_storage_size)
 		o->stack_storage_size = profile ? room_for(2 * samples, 16384) : 16384;
 	if (!o->hash_storage_size)
 		o->hash_storage_size = profile ? room_for(samples, 40960) : 40960;
+	o->defer_ring_bytes = profile ? defer_ring_for(o->freq_hz, ncpus > 0 ? ncpus : 1) :
+					DEFER_RING_MAX;
 }
 
 static void set_defaults(struct rec_opts *o, int argc, char **argv)

@@ -578,9 +578,8 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 		err = offcpu_prepare(p, o);
 	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
 		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
-	/* 2,000 deferred events of 8 KiB, many more of a main thread's shallow stacks (1-2 KiB) */
 	if (!err && p->skel->rodata->cfg_defer)
-		err = bpf_map__set_max_entries(p->skel->maps.deferred, 16u << 20);
+		err = bpf_map__set_max_entries(p->skel->maps.deferred, o->defer_ring_bytes);
 	if (err) {
 		rec_err(err, "cannot size the BPF maps: %s", strerror(-err));
 		goto fail;

@@ -39,6 +39,7 @@ struct rec_opts {
 	bool include_idle;
 	uint32_t stack_storage_size;
 	uint32_t hash_storage_size;
+	uint32_t defer_ring_bytes;	/* the deferred-walk ring (docs/bpf.md 7): size_storage() */
 	bool quiet;
 	const char *event;	/* -e EVENT (sampling), NULL: cpu-clock */
 	bool snoop;		/* --snoop: per-event records (EVENTS chunks) */

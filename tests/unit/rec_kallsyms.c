@@ -222,6 +222,68 @@ static void test_all(void)
 	cap_writer__close(w);
 }
 
+struct line {
+	uint64_t addr;
+	char name[32];
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The snapshot's order is (addr, name) whatever the file's: kallsyms' own shape (the image in
+ * address order with aliases out of name order, modules in no order) and worse (image symbols
+ * after the modules, modules below the image), against qsort of the same lines.
+ */
+static void test_sort_order(void)
+{
+	enum { N = 3000 };
+	static struct line l[N];
+	static char text[N * 64];
+	struct cap_writer *w = cap_writer__open(cap_path);
+	struct rec_kallsyms *k = rec_kallsyms__new(ksyms_path, signature);
+	struct cap_reader *r;
+	struct cap_record *rec = NULL;
+	struct cap_chunk ch;
+	uint32_t same = 0, seed = 7;
+	size_t len = 0;
+
+	for (uint32_t i = 0; i < N; i++) {
+		seed = seed * 1103515245 + 12345;
+		if (i < 2000)	/* the image: runs of three aliases, names descending */
+			l[i].addr = K_TEXT + (i / 3) * 0x10;
+		else		/* modules, shuffled, some below the image */
+			l[i].addr = (i % 7 ? K_EXT4 : K_TEXT - 0x100000) + (seed >> 8) % 4096 * 0x10;
+		snprintf(l[i].name, sizeof(l[i].name), "f%05u", N - i);
+		len += snprintf(text + len, sizeof(text) - len, "%016" PRIx64 " t %s%s\n",
+				l[i].addr, l[i].name, i < 2000 ? "" : "\t[mod]");
+	}
+	/* the first ten image symbols (26 bytes a line) moved past the modules */
+	memmove(text + len, text, 10 * 26);
+	text[len + 10 * 26] = 0;
+	write_kallsyms(text + 10 * 26);
+	T_EQ_INT("test_rec_kallsyms_sort_put_all", 0, rec_kallsyms__put_all(k, w));
+	cap_writer__close(w);
+	qsort(l, N, sizeof(*l), cmp_line);
+	r = cap_reader__open(cap_path);
+	/* how many lead the snapshot in qsort's order */
+	if (r && cap_reader__next(r, &ch) == 1 && !cap_record__decode(&ch, &rec) &&
+	    rec->ksyms.count == N)
+		while (same < N && rec->ksyms.syms[same].addr == l[same].addr &&
+		       !strcmp(rec->ksyms.syms[same].name, l[same].name))
+			same++;
+	T_EQ_U64("test_rec_kallsyms_sort_as_qsort", N, same);
+	cap_record__free(rec);
+	cap_reader__close(r);
+	rec_kallsyms__free(k);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -237,6 +299,7 @@ int main(void)
 	test_lazy_and_hits();
 	test_hidden();
 	test_all();
+	test_sort_order();
 	unlink(cap_path);
 	unlink(ksyms_path);
 	T_EXIT();
