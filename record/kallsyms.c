@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * kallsyms.c: the kernel text symbols a capture needs (format.md 4.10). /proc/kallsyms (some
+ * kallsyms.c: the kernel text symbols a capture needs (format.md 4.10). At each drain the
+ * interval's kernel addresses are named and one KSYMS_ADD record holds the symbols hit that the
+ * capture lacks.
+ *
+ * By default the kernel names them (record/ksymname.c): its own lookup gives each address's
+ * symbol, size and module, so nothing of /proc/kallsyms is formatted or parsed. Symbols of the
+ * kernel image are written once; those of modules and BPF programs, which come and go, are
+ * asked again at every drain that hits them and written again when they changed.
+ *
+ * Otherwise (--all-kallsyms, or where that BPF program does not load) /proc/kallsyms (some
  * 120000 text symbols, 5 MB) is read whole into memory when the first interval with kernel
  * stacks is drained, not at start-up, so nothing delays the first sample; it is parsed in place
- * by hand (sscanf cost more than the kernel takes to print the file), sorted and given sizes. At
- * each drain the interval's kernel addresses are looked up there and one KSYMS_ADD record holds
- * the symbols hit that the capture lacks. Modules and BPF programs come and go: kallsyms is read
- * again when a frame lies outside the kernel image and their signature changed.
+ * by hand (sscanf cost more than the kernel takes to print the file), sorted and given sizes,
+ * and read again when a frame lies outside the kernel image and modules or BPF programs changed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +32,33 @@ struct ksym {
 	bool written;		/* the capture's table holds this symbol, with this range */
 };
 
+/* A written kernel-image symbol's range: those never change while the system runs. */
+struct span {
+	uint64_t addr, size;
+};
+
+/* A written symbol of a module or BPF program, which may be unloaded and its place reused. */
+struct other {
+	uint64_t addr, size;
+	char *name, *module;
+};
+
+/*
+ * The symbols written when the kernel names the addresses (record/ksymname.c): sorted by addr.
+ * An address it could not name stays unnamed for the rest of the capture (format.md 4.10: no
+ * later symbol may cover an address an earlier row needed and none covered).
+ */
+struct named {
+	struct rec_ksymname *kn;
+	struct span *image;
+	uint32_t nimage, image_cap;
+	struct other *other;
+	uint32_t nother, other_cap;
+	uint64_t *unnamed;
+	uint32_t nunnamed, unnamed_cap;
+	uint64_t image_lo, image_hi;	/* _stext, _etext */
+};
+
 struct rec_kallsyms {
 	const char *path;
 	uint64_t (*signature)(void);
@@ -33,13 +67,14 @@ struct rec_kallsyms {
 	bool hidden_written;
 	bool warned;		/* a failed read was reported */
 	char *text;		/* the file, names and modules NUL-terminated in place */
-	struct ksym *syms;	/* sorted by (addr, name), zero addresses left out */
+	struct ksym *syms;	/* sorted by cmp_ksym(), zero addresses left out */
 	uint32_t n;
 	uint64_t sig;		/* signature() read just before the file */
 	uint64_t text_lo, text_hi;	/* the kernel image's text: its symbols stay as they are */
 	uint32_t *hits;		/* indexes of the symbols a drain writes */
 	struct cap_ksym *out;	/* its record */
 	uint32_t out_cap;
+	struct named named;	/* the default: names from the kernel, no file read */
 };
 
 /* ---- parsing ------------------------------------------------------------------------------ */
@@ -174,16 +209,22 @@ static int read_all(const char *path, char **out, size_t *len)
 	return 0;
 }
 
+/*
+ * By address; of aliases (one address, several names), the one kallsyms lists first comes last,
+ * where find() and a KSYMS reader take it: the kernel's own choice, the name its stack traces
+ * and %pS print (record/ksymname.c). Names point into the file as read, so the pointers give
+ * its order.
+ */
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->name == y->name ? 0 : x->name > y->name ? -1 : 1;
 }
 
-/* Aliases (one address, several names) into name order: a few names at a time. */
+/* Aliases into that order: a few names at a time. */
 static void sort_aliases(struct ksym *s, uint32_t n)
 {
 	for (uint32_t i = 1; i < n; i++) {
@@ -245,27 +286,39 @@ static bool same_module(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* The index of the symbol naming addr (the last alias at its address), or -1 below the first. */
+static int64_t find_in(const struct ksym *syms, uint32_t n, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	if (!n || addr < syms[0].addr)
+		return -1;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * The symbols the capture holds stay written when kallsyms is read again and they did not
- * change: both tables are sorted by (addr, name), one walk matches them.
+ * change: the same address, name, module and size in the new table.
  */
 static void carry_written(const struct ksym *old, uint32_t nold, struct ksym *syms, uint32_t n)
 {
-	uint32_t i = 0, j = 0;
-	int c;
+	for (uint32_t i = 0; i < nold; i++) {
+		int64_t j = old[i].written ? find_in(syms, n, old[i].addr) : -1;
 
-	while (i < nold && j < n) {
-		c = cmp_ksym(&old[i], &syms[j]);
-		if (c < 0) {
-			i++;
-		} else if (c > 0) {
-			j++;
-		} else {
-			syms[j].written = old[i].written && old[i].size == syms[j].size &&
-					  same_module(old[i].module, syms[j].module);
-			i++;
-			j++;
-		}
+		for (; j >= 0 && syms[j].addr == old[i].addr; j--)
+			if (!strcmp(syms[j].name, old[i].name)) {
+				syms[j].written = old[i].size == syms[j].size &&
+						  same_module(old[i].module, syms[j].module);
+				break;
+			}
 	}
 }
 
@@ -356,10 +409,28 @@ struct rec_kallsyms *rec_kallsyms__new(const char *path, uint64_t (*signature)(v
 	return k;
 }
 
+void rec_kallsyms__use_names(struct rec_kallsyms *k, struct rec_ksymname *kn)
+{
+	k->named.kn = kn;
+}
+
+static void named_free(struct named *nm)
+{
+	for (uint32_t i = 0; i < nm->nother; i++) {
+		free(nm->other[i].name);
+		free(nm->other[i].module);
+	}
+	free(nm->other);
+	free(nm->image);
+	free(nm->unnamed);
+	rec_ksymname__close(nm->kn);
+}
+
 void rec_kallsyms__free(struct rec_kallsyms *k)
 {
 	if (!k)
 		return;
+	named_free(&k->named);
 	free(k->syms);
 	free(k->text);
 	free(k->hits);
@@ -420,22 +491,9 @@ int rec_kallsyms__put_all(struct rec_kallsyms *k, struct cap_writer *w)
 	return put_record(k, CAP_CHUNK_KSYMS, k->hidden ? CAP_KSYMS_F_HIDDEN : 0, k->n, w);
 }
 
-/* The index of the symbol naming addr (the last alias at its address), or -1 below the first. */
 static int64_t find(const struct rec_kallsyms *k, uint64_t addr)
 {
-	uint32_t lo = 0, hi = k->n;
-
-	if (!k->n || addr < k->syms[0].addr)
-		return -1;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return find_in(k->syms, k->n, addr);
 }
 
 /*
@@ -462,6 +520,211 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ---- names from the kernel (the default) ------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index of the last of n sorted records (of size sz, u64 address first) at or below addr. */
+static int64_t last_at_or_below(const void *v, uint32_t n, size_t sz, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	if (!n || *(const uint64_t *)v > addr)
+		return -1;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (*(const uint64_t *)((const char *)v + mid * sz) <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool in_image(const struct named *nm, uint64_t addr)
+{
+	int64_t i = last_at_or_below(nm->image, nm->nimage, sizeof(*nm->image), addr);
+
+	return i >= 0 && addr - nm->image[i].addr < nm->image[i].size;
+}
+
+static bool is_unnamed(const struct named *nm, uint64_t addr)
+{
+	int64_t i = last_at_or_below(nm->unnamed, nm->nunnamed, sizeof(*nm->unnamed), addr);
+
+	return i >= 0 && nm->unnamed[i] == addr;
+}
+
+/* Does [addr, addr + size) hold an address that stayed unnamed? */
+static bool covers_unnamed(const struct named *nm, uint64_t addr, uint64_t size)
+{
+	int64_t i = last_at_or_below(nm->unnamed, nm->nunnamed, sizeof(*nm->unnamed),
+				     addr + size - 1);
+
+	return i >= 0 && nm->unnamed[i] >= addr;
+}
+
+/* Insert v (of size sz, u64 address first) at its place in a sorted array; grows it. */
+static int insert_sorted(void **v, uint32_t *n, uint32_t *cap, size_t sz, const void *x)
+{
+	int64_t at = last_at_or_below(*v, *n, sz, *(const uint64_t *)x) + 1;
+	char *p;
+
+	if (*n == *cap) {
+		uint32_t more = *cap ? *cap * 2 : 256;
+
+		p = realloc(*v, (size_t)more * sz);
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = more;
+	}
+	p = *v;
+	memmove(p + (at + 1) * sz, p + at * sz, (*n - at) * sz);
+	memcpy(p + at * sz, x, sz);
+	(*n)++;
+	return 0;
+}
+
+/* Whether the other symbol s was written as it is now; if not, it is recorded so. */
+static int other_is_new(struct named *nm, const struct rec_ksym_named *s, const char *module,
+			bool *fresh)
+{
+	int64_t i = last_at_or_below(nm->other, nm->nother, sizeof(*nm->other), s->addr);
+	struct other o = { s->addr, s->size, strdup(s->name), strdup(module) };
+	struct other *old = i >= 0 && nm->other[i].addr == s->addr ? &nm->other[i] : NULL;
+
+	*fresh = !old || old->size != s->size || strcmp(old->name, s->name) ||
+		 strcmp(old->module, module);
+	if (!*fresh || !o.name || !o.module) {
+		free(o.name);
+		free(o.module);
+		return *fresh ? -ENOMEM : 0;
+	}
+	if (old) {
+		free(old->name);
+		free(old->module);
+		*old = o;
+		return 0;
+	}
+	return insert_sorted((void **)&nm->other, &nm->nother, &nm->other_cap, sizeof(o), &o);
+}
+
+/*
+ * The module a symbol of no module is in: the kernel image's own, or outside the image one of a
+ * BPF program (bpf_prog_<tag>_<name>, trampolines, dispatchers), which kallsyms lists as [bpf]
+ * and the lookup leaves without one.
+ */
+static const char *module_of(const struct named *nm, const struct rec_ksym_named *s)
+{
+	if (s->module[0])
+		return s->module;
+	if ((s->addr < nm->image_lo || s->addr >= nm->image_hi) && !strncmp(s->name, "bpf_", 4))
+		return "bpf";
+	return "";
+}
+
+/*
+ * Take what the kernel said of ip: a symbol for the record (out[*n], its strings in s), or an
+ * address left unnamed. Image symbols are written once; others again when they changed.
+ */
+static int take_named(struct rec_kallsyms *k, uint64_t ip, struct rec_ksym_named *s, uint32_t *n)
+{
+	struct named *nm = &k->named;
+	const char *module;
+	bool fresh = true;
+	int err;
+
+	if (!s->size || covers_unnamed(nm, s->addr, s->size)) {
+		/* bounded: past it an unnamed address is merely asked again at the next drain */
+		if (nm->nunnamed >= 1u << 16 || is_unnamed(nm, ip))
+			return 0;
+		return insert_sorted((void **)&nm->unnamed, &nm->nunnamed, &nm->unnamed_cap,
+				     sizeof(ip), &ip);
+	}
+	module = module_of(nm, s);
+	if (!*module && s->addr >= nm->image_lo && s->addr < nm->image_hi) {
+		struct span sp = { s->addr, s->size };
+
+		if (in_image(nm, s->addr))
+			return 0;
+		err = insert_sorted((void **)&nm->image, &nm->nimage, &nm->image_cap, sizeof(sp),
+				    &sp);
+	} else {
+		err = other_is_new(nm, s, module, &fresh);
+	}
+	if (err || !fresh)
+		return err;
+	k->out[(*n)++] = (struct cap_ksym){ .addr = s->addr, .size = s->size, .name = s->name,
+					    .module = *module ? (char *)module : NULL };
+	return 0;
+}
+
+static int cmp_cap_ksym(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct cap_ksym *)a)->addr, &((const struct cap_ksym *)b)->addr);
+}
+
+/* The interval's distinct kernel addresses that the written image symbols do not hold. */
+static uint64_t *addresses_to_ask(const struct named *nm, const struct cap_interval *iv,
+				  uint32_t frames, uint32_t *nask)
+{
+	uint64_t *ips = malloc(frames * sizeof(*ips));
+	uint32_t n = 0, m = 0;
+
+	if (!ips)
+		return NULL;
+	for (uint32_t i = 0; i < iv->nkstacks; i++)
+		for (uint32_t j = 0; j < iv->kstacks[i].nips; j++)
+			ips[n++] = iv->kstacks[i].ips[j];
+	qsort(ips, n, sizeof(*ips), cmp_u64);
+	for (uint32_t i = 0; i < n; i++)
+		if ((!m || ips[i] != ips[m - 1]) && !in_image(nm, ips[i]) &&
+		    !is_unnamed(nm, ips[i]))
+			ips[m++] = ips[i];
+	*nask = m;
+	return ips;
+}
+
+static int put_named(struct rec_kallsyms *k, const struct cap_interval *iv, uint32_t frames,
+		     struct cap_writer *w)
+{
+	struct named *nm = &k->named;
+	struct rec_ksym_named *said = NULL;
+	uint32_t nask = 0, n = 0;
+	uint64_t *ask = addresses_to_ask(nm, iv, frames, &nask);
+	int err = ask ? 0 : -ENOMEM;
+
+	if (!err && nask) {
+		said = calloc(nask, sizeof(*said));
+		err = said ? reserve_out(k, nask) : -ENOMEM;
+	}
+	for (uint32_t i = 0; !err && i < nask; i += STK_KSYMNAME_BATCH) {
+		uint32_t m = nask - i < STK_KSYMNAME_BATCH ? nask - i : STK_KSYMNAME_BATCH;
+
+		err = rec_ksymname__name(nm->kn, ask + i, m, said + i, &nm->image_lo,
+					 &nm->image_hi);
+		for (uint32_t j = 0; !err && j < m; j++)
+			err = take_named(k, ask[i + j], &said[i + j], &n);
+	}
+	if (!err && n) {
+		/* format.md 4.10: in address order, no overlaps (one lookup's symbols are disjoint) */
+		qsort(k->out, n, sizeof(*k->out), cmp_cap_ksym);
+		err = put_record(k, CAP_CHUNK_KSYMS_ADD, 0, n, w);
+	}
+	free(said);
+	free(ask);
+	return err;
+}
+
+/* ---- the drain's record ----------------------------------------------------------------------- */
+
 int rec_kallsyms__put(struct rec_kallsyms *k, const struct cap_interval *iv, struct cap_writer *w)
 {
 	uint32_t i, j, n = 0, frames = 0;
@@ -472,6 +735,8 @@ int rec_kallsyms__put(struct rec_kallsyms *k, const struct cap_interval *iv, str
 		frames += iv->kstacks[i].nips;
 	if (!frames)
 		return 0;
+	if (k->named.kn)
+		return put_named(k, iv, frames, w);
 	if (!k->read || stale(k, iv)) {
 		/*
 		 * Not fatal: the frames stay unnamed (or named from the table read before) and

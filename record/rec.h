@@ -491,6 +491,29 @@ int rec_kallsyms__put(struct rec_kallsyms *k, const struct cap_interval *iv, str
 /* Kernel symbols change when modules or BPF programs come and go: a hash of both. */
 uint64_t rec_kallsyms_signature(void);
 
+/*
+ * Kernel addresses named by the kernel (ksymname.c, bpf/ksyms.bpf.c): the default, instead of
+ * reading kallsyms. NULL with errno set where the program does not load (then kallsyms is read).
+ */
+struct rec_ksymname;
+struct rec_ksym_named {
+	uint64_t addr, size;	/* the symbol's range; size 0: no symbol holds the address */
+	char name[STK_KSYMNAME_TEXT];
+	char module[64];	/* "" for none */
+};
+struct rec_ksymname *rec_ksymname__open(void);
+void rec_ksymname__close(struct rec_ksymname *kn);
+/*
+ * Name addrs[0, n) (n <= STK_KSYMNAME_BATCH) into out[]; image_lo/hi: the kernel image's text
+ * (_stext, _etext). 0 or -errno of the run.
+ */
+int rec_ksymname__name(struct rec_ksymname *kn, const uint64_t *addrs, uint32_t n,
+		       struct rec_ksym_named *out, uint64_t *image_lo, uint64_t *image_hi);
+/* One "%pS" text of addr ("name+0xOFF/0xSIZE [module]"): 1 named, 0 none ("0x..."), -EINVAL. */
+int rec_ksymname_parse(const char *text, uint64_t addr, struct rec_ksym_named *s);
+/* From now on rec_kallsyms__put() asks kn instead of reading kallsyms; k owns kn. */
+void rec_kallsyms__use_names(struct rec_kallsyms *k, struct rec_ksymname *kn);
+
 /* Notification reader thread (reader.c): reads processes as BPF reports them. */
 struct rec_reader;
 struct rec_mmaps;

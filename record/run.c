@@ -479,6 +479,7 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 {
 	const struct rec_maps *maps = rec_probe__maps(r->probe);
 	struct cap_record meta = { .type = CAP_CHUNK_META };
+	struct rec_ksymname *kn;
 	char pid[16];
 	int err;
 
@@ -491,10 +492,16 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 	rec_meta_free(&meta.meta);
 	if (err)
 		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
-	/* kallsyms is read at the first drain that needs it, unless all of it is wanted now */
+	/*
+	 * The kernel names the addresses each drain needs (record/ksymname.c); where that
+	 * program does not load, kallsyms is read at the first drain that needs it. All of it,
+	 * now, when asked.
+	 */
 	r->ksyms = rec_kallsyms__new("/proc/kallsyms", rec_kallsyms_signature);
 	if (!r->ksyms)
 		return rec_err(-ENOMEM, "out of memory");
+	if (!r->o->all_kallsyms && (kn = rec_ksymname__open()))
+		rec_kallsyms__use_names(r->ksyms, kn);
 	err = r->o->all_kallsyms ? rec_kallsyms__put_all(r->ksyms, r->w) : 0;
 	if (err)
 		return rec_err(err, "cannot copy /proc/kallsyms to %s: %s", r->o->output,

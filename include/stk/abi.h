@@ -254,5 +254,12 @@ enum stk_unwind {
 	STK_UNWIND_AUTO = 2,	/* CFI where the object has it, frame pointers otherwise */
 };
 
+/*
+ * bpf/ksyms.bpf.c names kernel addresses in batches of this many: "name+0xOFF/0xSIZE [module]"
+ * (KSYM_NAME_LEN is 512 since 6.1, a module name 56) or "0xADDR" where no symbol holds one.
+ */
+#define STK_KSYMNAME_BATCH 64
+#define STK_KSYMNAME_TEXT 640
+
 #endif /* STK_ABI_H */
 

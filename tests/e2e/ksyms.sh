@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Kernel symbols as stkrec 2.0 writes them (docs/format.md 4.10): only the symbols hit, in
-# KSYMS_ADD records, and a BPF program loaded during the recording gets named. k1 samples kernel
-# stacks system-wide; a syscall loop gives its first drain kernel stacks, so kallsyms is read
-# before the program exists; then wl_bpfloop loads stk_loop and runs it: k1 must read kallsyms
-# again (a frame outside the kernel image, BPF programs changed) and name the samples inside it.
+# KSYMS_ADD records, named by the kernel's own lookup at each drain, and a BPF program loaded
+# during the recording gets named. k1 samples kernel stacks system-wide; a syscall loop gives its
+# first drain kernel stacks before the program exists; then wl_bpfloop loads stk_loop and runs
+# it: a later drain must name the samples inside it.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -45,20 +45,23 @@ n=$(sum_folded "$tmp/k1.rep" '^wl_bpfloop;.*;bpf_prog_[0-9a-f]+_stk_loop ')
 check_true ksyms.bpf_named \
 	"at least 50 wl_bpfloop samples named ...;bpf_prog_<tag>_stk_loop, got $n" \
 	test "$n" -ge 50 || show "$tmp/k1.rep"
-# The symbols written tile kallsyms (format.md 4.10): every kernel-image leaf reads as a lookup
-# of the highest kallsyms text symbol at or below it names it (the last of aliases), as a whole
-# snapshot would. Only below the kernel image's last symbol: modules and BPF programs (the
-# workload's is gone) may have changed since the recording.
+# The symbols written name addresses as the kernel does (format.md 4.10): every kernel-image
+# leaf reads as a lookup of the highest kallsyms symbol at or below it names it, of aliases the
+# one kallsyms lists first (the kernel's own lookup, %pS, over all its symbols). Only below the
+# kernel image's last symbol: modules and BPF programs (the workload's is gone) may have changed
+# since the recording.
 report k1sql "$tmp/k1.stk" -q --csv --sql \
 	"SELECT DISTINCT printf('%016x', address), symbol FROM frames WHERE kernel AND ip = 0"
 tail -n +2 "$tmp/k1sql.rep" | tr ',' ' ' | tr -d '\r' | sort >"$tmp/leaves"
-awk '$2 ~ /^[tTwW]$/ { print $1, $3, (NF > 3 ? "module" : "-") }' /proc/kallsyms |
-	sort >"$tmp/kallsyms"
+# address, name, module or -, line: sorted by address, aliases in the file's order
+awk '{ print $1, $3, (NF > 3 ? "module" : "-"), NR }' /proc/kallsyms | sort -k1,1 -k4,4n \
+	>"$tmp/kallsyms"
 awk -v out="$tmp/mismatches" '
 	NR == FNR { a[n] = $1; s[n] = $2; m[n] = $3; if ($3 == "-") last = $1; n++; next }
 	{
 		lo = -1; hi = n	# the last entry with a[i] <= $1 (equal-width hex: string order)
 		while (hi - lo > 1) { mid = int((lo + hi) / 2); if (a[mid] <= $1) lo = mid; else hi = mid }
+		while (lo > 0 && a[lo - 1] == a[lo]) lo--	# the first alias kallsyms lists
 		if (lo < 0 || m[lo] != "-" || $1 >= last) next
 		checked++
 		if (s[lo] != $2) print $1, "capture:", $2, "kallsyms:", s[lo] >out

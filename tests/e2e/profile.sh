@@ -95,7 +95,7 @@ check_true profile.idle.dropped "no samples of pid 0 without -I" \
 rec pk -q -F 99 -o "$tmp/pk.stk" -- "$WL/wl_syscall" 10000000
 check_eq profile.kernel.exit 0 $? "$tmp/pk.err"
 folded pk "$tmp/pk.stk"
-kre='(do_syscall_64|entry_SYSCALL_64[a-z_]*|x64_sys_call|__x64_sys_getppid)'
+kre='(do_syscall_64|entry_SYSCALL_64[a-z_]*|x64_sys_call|__(x64|do)_sys_getppid)'
 kin=$(sum_folded "$tmp/pk.rep" "$(chain wl_getppid | sed 's/( |;)$/;/').*$kre")
 check_true profile.kernel.frames "at least 5 samples with kernel frames under wl_getppid, got $kin" \
 	test "$kin" -ge 5 || show "$tmp/pk.rep"

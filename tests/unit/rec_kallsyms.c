@@ -8,6 +8,7 @@
  * kptr_restrict gives one HIDDEN record; --all-kallsyms a whole KSYMS first.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ static const char kallsyms_v1[] =
 	"ffffffff81000000 t __pi__text\n"
 	"ffffffff81000000 T _stext\n"
 	"ffffffff81000100 T do_syscall_64\n"
+	"ffffffff81000100 T zz_alias_of_do_syscall_64\n"
 	"ffffffff81000120 d some_data\n"
 	"ffffffff81000180 T entry_SYSCALL_64\n"
 	"ffffffff81000200 W weak_fn\n"
@@ -132,7 +134,8 @@ static void test_lazy_and_hits(void)
 	write_kallsyms(kallsyms_v1);
 	k = rec_kallsyms__new(ksyms_path, signature);
 	T_EQ_INT("test_rec_kallsyms_first_put", 0, put(k, w, first, 4));
-	/* _text: the last alias in byte order, as the KSYMS reader names it; ext4_read: outside
+	/* _text and do_syscall_64: of aliases the first kallsyms lists, as the kernel names it
+	 * (and a KSYMS reader, which takes the last of a snapshot's); ext4_read: outside
 	 * the kernel image, the signature was read, unchanged */
 	T_EQ_STR("test_rec_kallsyms_first_record",
 		 "add 0: ffffffff81000000+100 _text ffffffff81000100+80 do_syscall_64 "
@@ -203,8 +206,9 @@ static void test_all(void)
 	T_EQ_INT("test_rec_kallsyms_all_put", 0, rec_kallsyms__put_all(k, w));
 	put(k, w, ips, 2);
 	T_EQ_STR("test_rec_kallsyms_all_snapshot_then_nothing",
-		 "ksyms 0: ffffffff81000000+0 __pi__text ffffffff81000000+0 _stext "
-		 "ffffffff81000000+0 _text ffffffff81000100+0 do_syscall_64 "
+		 "ksyms 0: ffffffff81000000+0 _stext ffffffff81000000+0 __pi__text "
+		 "ffffffff81000000+0 _text ffffffff81000100+0 zz_alias_of_do_syscall_64 "
+		 "ffffffff81000100+0 do_syscall_64 "
 		 "ffffffff81000180+0 entry_SYSCALL_64 ffffffff81000200+0 weak_fn "
 		 "ffffffffc0001000+0 ext4_read ext4 ffffffffc0001100+0 ext4_write ext4 "
 		 "ffffffffc0002000+0 bpf_prog_aaaaaaaaaaaaaaaa_x bpf", records());
@@ -212,8 +216,9 @@ static void test_all(void)
 	fake_sig++;
 	put(k, w, bpf, 1);
 	T_EQ_STR("test_rec_kallsyms_all_then_changes",
-		 "ksyms 0: ffffffff81000000+0 __pi__text ffffffff81000000+0 _stext "
-		 "ffffffff81000000+0 _text ffffffff81000100+0 do_syscall_64 "
+		 "ksyms 0: ffffffff81000000+0 _stext ffffffff81000000+0 __pi__text "
+		 "ffffffff81000000+0 _text ffffffff81000100+0 zz_alias_of_do_syscall_64 "
+		 "ffffffff81000100+0 do_syscall_64 "
 		 "ffffffff81000180+0 entry_SYSCALL_64 ffffffff81000200+0 weak_fn "
 		 "ffffffffc0001000+0 ext4_read ext4 ffffffffc0001100+0 ext4_write ext4 "
 		 "ffffffffc0002000+0 bpf_prog_aaaaaaaaaaaaaaaa_x bpf; "
@@ -224,6 +229,7 @@ static void test_all(void)
 
 struct line {
 	uint64_t addr;
+	uint32_t at;		/* its line in the file */
 	char name[32];
 };
 
@@ -233,13 +239,13 @@ static int cmp_line(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->at < y->at ? 1 : x->at > y->at ? -1 : 0;
 }
 
 /*
- * The snapshot's order is (addr, name) whatever the file's: kallsyms' own shape (the image in
- * address order with aliases out of name order, modules in no order) and worse (image symbols
- * after the modules, modules below the image), against qsort of the same lines.
+ * The snapshot's order is by address, of aliases the first in the file last, whatever the file's
+ * order: kallsyms' own shape (the image in address order, modules in no order) and worse (image
+ * symbols after the modules, modules below the image), against qsort of the same lines.
  */
 static void test_sort_order(void)
 {
@@ -256,11 +262,13 @@ static void test_sort_order(void)
 
 	for (uint32_t i = 0; i < N; i++) {
 		seed = seed * 1103515245 + 12345;
-		if (i < 2000)	/* the image: runs of three aliases, names descending */
+		if (i < 2000)	/* the image: runs of three aliases */
 			l[i].addr = K_TEXT + (i / 3) * 0x10;
 		else		/* modules, shuffled, some below the image */
 			l[i].addr = (i % 7 ? K_EXT4 : K_TEXT - 0x100000) + (seed >> 8) % 4096 * 0x10;
-		snprintf(l[i].name, sizeof(l[i].name), "f%05u", N - i);
+		/* names in no order: aliases are ordered by their place in the file */
+		snprintf(l[i].name, sizeof(l[i].name), "f%05u", (seed >> 12) % 100000);
+		l[i].at = i < 10 ? N - 10 + i : i - 10;	/* the first ten go last, below */
 		len += snprintf(text + len, sizeof(text) - len, "%016" PRIx64 " t %s%s\n",
 				l[i].addr, l[i].name, i < 2000 ? "" : "\t[mod]");
 	}
@@ -284,6 +292,44 @@ static void test_sort_order(void)
 	rec_kallsyms__free(k);
 }
 
+static const char *fmt(const char *f, ...)
+{
+	static char out[256];
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(out, sizeof(out), f, ap);
+	va_end(ap);
+	return out;
+}
+
+/* The kernel's "%pS" texts (record/ksymname.c) into symbols. */
+static void test_parse_named(void)
+{
+	struct rec_ksym_named s;
+
+	T_EQ_INT("test_rec_ksymname_parse_image", 1,
+		 rec_ksymname_parse("__do_sys_getppid+0x5/0x40", 0xffffffff81377be5ull, &s));
+	T_EQ_STR("test_rec_ksymname_parse_image_symbol", "ffffffff81377be0 40 __do_sys_getppid -",
+		 fmt("%" PRIx64 " %" PRIx64 " %s %s", s.addr, s.size, s.name,
+		     s.module[0] ? s.module : "-"));
+	T_EQ_INT("test_rec_ksymname_parse_module", 1,
+		 rec_ksymname_parse("ext4_read+0x10/0x100 [ext4]", K_EXT4 + 0x10, &s));
+	T_EQ_STR("test_rec_ksymname_parse_module_symbol", "ffffffffc0001000 100 ext4_read ext4",
+		 fmt("%" PRIx64 " %" PRIx64 " %s %s", s.addr, s.size, s.name, s.module));
+	T_EQ_INT("test_rec_ksymname_parse_plus_in_name", 1,
+		 rec_ksymname_parse("a+b+0x0/0x8", K_TEXT, &s));
+	T_EQ_STR("test_rec_ksymname_parse_plus_in_name_symbol", "a+b", s.name);
+	T_EQ_INT("test_rec_ksymname_parse_none", 0,
+		 rec_ksymname_parse("0xffffffffa0000000", 0xffffffffa0000000ull, &s));
+	T_EQ_INT("test_rec_ksymname_parse_offset_past_size", -EINVAL,
+		 rec_ksymname_parse("f+0x50/0x40", K_TEXT, &s));
+	T_EQ_INT("test_rec_ksymname_parse_unclosed_module", -EINVAL,
+		 rec_ksymname_parse("f+0x1/0x40 [ext4", K_TEXT, &s));
+	T_EQ_INT("test_rec_ksymname_parse_trailing", -EINVAL,
+		 rec_ksymname_parse("f+0x1/0x40x", K_TEXT, &s));
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -300,6 +346,7 @@ int main(void)
 	test_hidden();
 	test_all();
 	test_sort_order();
+	test_parse_named();
 	unlink(cap_path);
 	unlink(ksyms_path);
 	T_EXIT();
