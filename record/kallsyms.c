@@ -412,6 +412,7 @@ struct rec_kallsyms *rec_kallsyms__new(const char *path, uint64_t (*signature)(v
 void rec_kallsyms__use_names(struct rec_kallsyms *k, struct rec_ksymname *kn)
 {
 	k->named.kn = kn;
+	rec_ksymname__image(kn, &k->named.image_lo, &k->named.image_hi);
 }
 
 static void named_free(struct named *nm)
@@ -708,8 +709,7 @@ static int put_named(struct rec_kallsyms *k, const struct cap_interval *iv, uint
 	for (uint32_t i = 0; !err && i < nask; i += STK_KSYMNAME_BATCH) {
 		uint32_t m = nask - i < STK_KSYMNAME_BATCH ? nask - i : STK_KSYMNAME_BATCH;
 
-		err = rec_ksymname__name(nm->kn, ask + i, m, said + i, &nm->image_lo,
-					 &nm->image_hi);
+		err = rec_ksymname__name(nm->kn, ask + i, m, said + i);
 		for (uint32_t j = 0; !err && j < m; j++)
 			err = take_named(k, ask[i + j], &said[i + j], &n);
 	}

@@ -17,24 +17,8 @@
 
 struct rec_ksymname {
 	struct ksyms_bpf *skel;
+	uint64_t image_lo, image_hi;
 };
-
-struct rec_ksymname *rec_ksymname__open(void)
-{
-	struct rec_ksymname *kn = calloc(1, sizeof(*kn));
-	int err;
-
-	if (!kn)
-		return NULL;
-	kn->skel = ksyms_bpf__open_and_load();
-	if (!kn->skel) {
-		err = errno;
-		free(kn);
-		errno = err;
-		return NULL;
-	}
-	return kn;
-}
 
 void rec_ksymname__close(struct rec_ksymname *kn)
 {
@@ -43,6 +27,49 @@ void rec_ksymname__close(struct rec_ksymname *kn)
 	ksyms_bpf__destroy(kn->skel);
 	free(kn);
 }
+
+static int run_batch(struct rec_ksymname *kn, uint32_t n)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+
+	kn->skel->bss->n = n;
+	if (bpf_prog_test_run_opts(bpf_program__fd(kn->skel->progs.name_addrs), &run))
+		return -errno;
+	kn->image_lo = kn->skel->bss->image_lo;
+	kn->image_hi = kn->skel->bss->image_hi;
+	return 0;
+}
+
+struct rec_ksymname *rec_ksymname__open(void)
+{
+	struct rec_ksymname *kn = calloc(1, sizeof(*kn));
+	int err = kn ? 0 : -ENOMEM;
+
+	if (!err) {
+		kn->skel = ksyms_bpf__open_and_load();
+		err = kn->skel ? run_batch(kn, 0) : -errno;
+	}
+	/*
+	 * kptr_restrict 2 hides kernel addresses from root too: the kernel then refuses
+	 * bpf_kallsyms_lookup_name(), and stkrec reads kallsyms, which shows only zeros, and the
+	 * capture says the symbols were hidden (format.md 4.10).
+	 */
+	if (!err && (!kn->image_hi || kn->image_hi <= kn->image_lo))
+		err = -EPERM;
+	if (err) {
+		rec_ksymname__close(kn);
+		errno = -err;
+		return NULL;
+	}
+	return kn;
+}
+
+void rec_ksymname__image(const struct rec_ksymname *kn, uint64_t *lo, uint64_t *hi)
+{
+	*lo = kn->image_lo;
+	*hi = kn->image_hi;
+}
+
 
 /* A hex number of at most 16 digits at *p, after "0x"; advances *p past it. */
 static bool hex_at(const char **p, uint64_t *v)
@@ -100,21 +127,17 @@ int rec_ksymname_parse(const char *text, uint64_t addr, struct rec_ksym_named *s
 }
 
 int rec_ksymname__name(struct rec_ksymname *kn, const uint64_t *addrs, uint32_t n,
-		       struct rec_ksym_named *out, uint64_t *image_lo, uint64_t *image_hi)
+		       struct rec_ksym_named *out)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, run);
 	struct ksyms_bpf__bss *bss = kn->skel->bss;
 	int err;
 
 	if (n > STK_KSYMNAME_BATCH)
 		return -EINVAL;
 	memcpy(bss->addrs, addrs, n * sizeof(*addrs));
-	bss->n = n;
-	err = bpf_prog_test_run_opts(bpf_program__fd(kn->skel->progs.name_addrs), &run);
+	err = run_batch(kn, n);
 	if (err)
-		return -errno;
-	*image_lo = bss->image_lo;
-	*image_hi = bss->image_hi;
+		return err;
 	for (uint32_t i = 0; i < n; i++) {
 		bss->names[i][STK_KSYMNAME_TEXT - 1] = 0;
 		/* a text this code cannot read names nothing: the frame stays unnamed, counted */

@@ -493,7 +493,8 @@ uint64_t rec_kallsyms_signature(void);
 
 /*
  * Kernel addresses named by the kernel (ksymname.c, bpf/ksyms.bpf.c): the default, instead of
- * reading kallsyms. NULL with errno set where the program does not load (then kallsyms is read).
+ * reading kallsyms. NULL with errno set where the program does not load, or EPERM where
+ * kptr_restrict hides kernel addresses (then kallsyms is read).
  */
 struct rec_ksymname;
 struct rec_ksym_named {
@@ -503,12 +504,11 @@ struct rec_ksym_named {
 };
 struct rec_ksymname *rec_ksymname__open(void);
 void rec_ksymname__close(struct rec_ksymname *kn);
-/*
- * Name addrs[0, n) (n <= STK_KSYMNAME_BATCH) into out[]; image_lo/hi: the kernel image's text
- * (_stext, _etext). 0 or -errno of the run.
- */
+/* The kernel image's text: _stext, _etext. */
+void rec_ksymname__image(const struct rec_ksymname *kn, uint64_t *lo, uint64_t *hi);
+/* Name addrs[0, n) (n <= STK_KSYMNAME_BATCH) into out[]. 0 or -errno of the run. */
 int rec_ksymname__name(struct rec_ksymname *kn, const uint64_t *addrs, uint32_t n,
-		       struct rec_ksym_named *out, uint64_t *image_lo, uint64_t *image_hi);
+		       struct rec_ksym_named *out);
 /* One "%pS" text of addr ("name+0xOFF/0xSIZE [module]"): 1 named, 0 none ("0x..."), -EINVAL. */
 int rec_ksymname_parse(const char *text, uint64_t addr, struct rec_ksym_named *s);
 /* From now on rec_kallsyms__put() asks kn instead of reading kallsyms; k owns kn. */
