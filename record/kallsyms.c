@@ -286,17 +286,17 @@ static bool same_module(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* The index of the symbol naming addr (the last alias at its address), or -1 below the first. */
-static int64_t find_in(const struct ksym *syms, uint32_t n, uint64_t addr)
+/* The index of the last of n sorted records (of size sz, u64 address first) at or below addr. */
+static int64_t last_at_or_below(const void *v, uint32_t n, size_t sz, uint64_t addr)
 {
 	uint32_t lo = 0, hi = n;
 
-	if (!n || addr < syms[0].addr)
+	if (!n || *(const uint64_t *)v > addr)
 		return -1;
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (syms[mid].addr <= addr)
+		if (*(const uint64_t *)((const char *)v + mid * sz) <= addr)
 			lo = mid;
 		else
 			hi = mid;
@@ -311,7 +311,10 @@ static int64_t find_in(const struct ksym *syms, uint32_t n, uint64_t addr)
 static void carry_written(const struct ksym *old, uint32_t nold, struct ksym *syms, uint32_t n)
 {
 	for (uint32_t i = 0; i < nold; i++) {
-		int64_t j = old[i].written ? find_in(syms, n, old[i].addr) : -1;
+		int64_t j = -1;
+
+		if (old[i].written)
+			j = last_at_or_below(syms, n, sizeof(*syms), old[i].addr);
 
 		for (; j >= 0 && syms[j].addr == old[i].addr; j--)
 			if (!strcmp(syms[j].name, old[i].name)) {
@@ -492,9 +495,10 @@ int rec_kallsyms__put_all(struct rec_kallsyms *k, struct cap_writer *w)
 	return put_record(k, CAP_CHUNK_KSYMS, k->hidden ? CAP_KSYMS_F_HIDDEN : 0, k->n, w);
 }
 
+/* The index of the symbol naming addr (the last alias at its address), or -1 below the first. */
 static int64_t find(const struct rec_kallsyms *k, uint64_t addr)
 {
-	return find_in(k->syms, k->n, addr);
+	return last_at_or_below(k->syms, k->n, sizeof(*k->syms), addr);
 }
 
 /*
@@ -528,24 +532,6 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-/* The index of the last of n sorted records (of size sz, u64 address first) at or below addr. */
-static int64_t last_at_or_below(const void *v, uint32_t n, size_t sz, uint64_t addr)
-{
-	uint32_t lo = 0, hi = n;
-
-	if (!n || *(const uint64_t *)v > addr)
-		return -1;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (*(const uint64_t *)((const char *)v + mid * sz) <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 static bool in_image(const struct named *nm, uint64_t addr)
