@@ -257,8 +257,8 @@ static int merge_runs(struct ksym *s, uint32_t mid, uint32_t n)
 }
 
 /*
- * Sort by (addr, name). kallsyms lists the kernel image first, in address order with only its
- * aliases out of name order, then modules and BPF programs in no order: sorting just those and
+ * Sort by cmp_ksym(). kallsyms lists the kernel image first, in address order with only its
+ * aliases out of that order, then modules and BPF programs in no order: sorting just those and
  * merging costs a fraction of a sort of all 120,000.
  */
 static int sort_symbols(struct ksym *s, uint32_t n)
