@@ -154,9 +154,10 @@ static void print_unwind_stats(const struct rec_unwind_stats *us, const struct r
 {
 	if (!us)
 		return;
-	fprintf(stderr, "stkrec: unwind tables: %u objects, %u rows, %.1f of %u MiB, built in %.0f ms",
-		us->objects, us->rows, us->rows * sizeof(struct stk_urow) / 1048576.0, o->unwind_mb,
-		us->build_ns / 1e6);
+	fprintf(stderr, "stkrec: unwind tables: %u objects, %u rows, %.1f MiB in %u arrays of %.1f "
+		"(--unwind-memory %u MiB), built in %.0f ms", us->objects, us->rows,
+		us->rows * sizeof(struct stk_urow) / 1048576.0, us->chunks,
+		us->chunk_rows * sizeof(struct stk_urow) / 1048576.0, o->unwind_mb, us->build_ns / 1e6);
 	if (us->over_limit)
 		fprintf(stderr, "; %u objects over --unwind-memory", us->over_limit);
 	fputc('\n', stderr);
