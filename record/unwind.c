@@ -56,8 +56,11 @@ struct proc_copy {
 };
 
 /*
- * A chunk's rows: 1 MiB, or one table's when it is larger (cc1's are 3.7 MiB). Twice a
- * system-wide start's tables, so most runs create one chunk.
+ * The first chunk's rows: 1 MiB, about twice a system-wide start's tables, so most runs create
+ * one chunk. Each next one is twice the last, or one table's size when that is more (cc1's is
+ * 3.7 MiB). Few chunks matter: putting one into unwind_chunks costs an RCU grace period (after
+ * an update of a map of maps from user space the kernel waits for running programs), some
+ * milliseconds of the reader thread's time, though no CPU.
  */
 #define CHUNK_ROWS ((1u << 20) / sizeof(struct stk_urow))
 #define PAGE_ROWS (4096u / sizeof(struct stk_urow))
@@ -337,24 +340,26 @@ static int add_chunk(struct rec_unwind *u, uint32_t cap)
 }
 
 /*
- * The slot of a chunk with room for nrows: the first that has it, else a new one of CHUNK_ROWS,
- * or of nrows (in whole pages) when that is more, cut to what --unwind-memory has left.
- * -E2BIG: no room within --unwind-memory.
+ * The slot of a chunk with room for nrows: the first that has it, else a new one (CHUNK_ROWS
+ * doubled per chunk before it, or nrows in whole pages when that is more), cut to what
+ * --unwind-memory has left. -E2BIG: no room within --unwind-memory.
  */
 static int chunk_for(struct rec_unwind *u, uint32_t nrows)
 {
-	uint32_t left = u->max_rows - u->reserved, cap;
+	uint64_t left = u->max_rows - u->reserved;
+	uint64_t cap = (uint64_t)CHUNK_ROWS << (u->nchunks < 16 ? u->nchunks : 16);
 	int err;
 
 	for (uint32_t i = 0; i < u->nchunks; i++)
 		if (u->chunks[i].cap - u->chunks[i].used >= nrows)
 			return (int)i;
-	cap = nrows > CHUNK_ROWS ? (nrows + PAGE_ROWS - 1) / PAGE_ROWS * PAGE_ROWS : CHUNK_ROWS;
+	if (cap < nrows)
+		cap = (nrows + PAGE_ROWS - 1) / PAGE_ROWS * PAGE_ROWS;
 	if (cap > left)
 		cap = left;
 	if (nrows > cap || u->nchunks == u->nslots)
 		return -E2BIG;
-	err = add_chunk(u, cap);
+	err = add_chunk(u, (uint32_t)cap);
 	return err ? err : (int)u->nchunks - 1;
 }
 

@@ -22,9 +22,9 @@ for ((i = 0; i < 120; i++)); do
 done >"$tmp/big.c"
 compile=("$cc1" -quiet -O2 "$tmp/big.c" -o /dev/null)
 
-# `stkrec: unwind tables: O objects, R rows, X MiB in N arrays of Y (...)...`: "R N"
+# `stkrec: unwind tables: O objects, R rows, X of Y MiB in N arrays (...)...`: "R N"
 rows_arrays() {
-	sed -n 's/^stkrec: unwind tables: [0-9]* objects, \([0-9]*\) rows, .* in \([0-9]*\) arrays .*/\1 \2/p' \
+	sed -nE 's/^stkrec: unwind tables: [0-9]+ objects, ([0-9]+) rows, .* in ([0-9]+) arrays? .*/\1 \2/p' \
 		"$tmp/$1.err"
 }
 
