@@ -3,7 +3,7 @@
  * unwind.bpf.h: the user-stack walker of --unwind cfi|auto (docs/bpf.md 7), included by
  * stkrec.bpf.c. It starts from the user registers of the event and steps outwards, one frame
  * per bpf_loop() iteration: find the mapping the pc is in (the process's table in
- * unwind_procs), the row of that mapping's unwind table that covers the pc (unwind_rows), and
+ * unwind_procs), the row of that mapping's unwind table that covers the pc (unwind_chunks), and
  * apply the row's rule to get the caller's pc, sp and rbp. Where a mapping has no table (JIT,
  * an object without .eh_frame) or a pc has no row, --unwind auto takes a frame-pointer step
  * instead. Every stack ends with a reason (enum stk_stop); a frame that cannot be checked is
@@ -14,14 +14,29 @@
 
 const volatile __u32 cfg_unwind = STK_UNWIND_FP;	/* enum stk_unwind */
 
-/* Rows of every table, one array: stkrec copies a table in through mmap (record/unwind.c). */
-struct {
+/*
+ * The rows of every table, in chunks: arrays stkrec creates as the tables need them and copies
+ * tables into through mmap (record/unwind.c), each table inside one chunk. Creating the whole
+ * --unwind-memory at load cost 20 ms of kernel time and its size in memory for the 0.5 MiB a
+ * system-wide start uses. BPF_F_INNER_MAP lets the chunks differ in size (a table larger than
+ * the usual chunk gets one of its own); it also means a lookup is a helper call, not inlined.
+ */
+struct urow_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	__uint(max_entries, 1);		/* the template only: chunks have their own sizes */
+	/* sizes, not types: BTF of a map reached only through __array() gets the struct as a
+	 * forward declaration, whose size libbpf cannot know */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct stk_urow));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);		/* sized from --unwind-memory before load */
 	__type(key, __u32);
-	__type(value, struct stk_urow);
-} unwind_rows SEC(".maps");
+	__array(values, struct urow_chunk);
+} unwind_chunks SEC(".maps");
 
 /*
  * tgid -> executable mappings. Not preallocated: an update from user space then swaps in a new
@@ -132,8 +147,9 @@ static __always_inline bool find_umap(struct uwalk_ctx *c)
 
 /* A binary search over one table's rows: the last row whose pc is <= rel is at lo. */
 struct usearch {
+	void *chunk;		/* the array of unwind_chunks holding the table */
 	__u32 lo, hi;		/* the row is in [lo, hi) */
-	__u32 first;		/* the table's first row in unwind_rows */
+	__u32 first;		/* the table's first row in the chunk */
 	__u32 rel;
 };
 
@@ -148,7 +164,7 @@ static long urow_step(__u32 i, void *ctx)
 		return 1;
 	mid = s->lo + (s->hi - s->lo) / 2;
 	idx = s->first + mid;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	row = bpf_map_lookup_elem(s->chunk, &idx);
 	if (!row)
 		return 1;
 	if (row->pc <= s->rel)
@@ -158,18 +174,26 @@ static long urow_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The last row of m's table whose pc is <= rel, or NULL (below the first row). */
+/*
+ * The last row of m's table whose pc is <= rel, or NULL (below the first row). The chunk is
+ * looked up once per frame; the map pointer rides in the search state on the stack, where the
+ * verifier keeps its type for the callback.
+ */
 static __always_inline const struct stk_urow *find_urow(const struct stk_umap *m, __u64 rel)
 {
 	struct usearch s = { .lo = 0, .hi = m->nrows, .first = m->first, .rel = rel };
 	const struct stk_urow *row;
-	__u32 idx;
+	__u32 slot = m->chunk, idx;
 
 	if (rel >> 32)
 		return NULL;
+	/* stkrec fills a chunk before it writes a mapping naming it: none means no rows */
+	s.chunk = bpf_map_lookup_elem(&unwind_chunks, &slot);
+	if (!s.chunk)
+		return NULL;
 	bpf_loop(UROW_STEPS, urow_step, &s, 0);
 	idx = s.first + s.lo;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	row = bpf_map_lookup_elem(s.chunk, &idx);
 	return row && row->pc <= (__u32)rel ? row : NULL;
 }
 

@@ -42,6 +42,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_STACK_TRACE = 7,	/* bench/floor.bpf.c only */
 	BPF_MAP_TYPE_LRU_HASH = 9,
+	BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -55,6 +56,7 @@ enum {
 enum {
 	BPF_F_NO_PREALLOC = (1U << 0),
 	BPF_F_MMAPABLE = (1U << 10),
+	BPF_F_INNER_MAP = (1U << 12),
 };
 
 /* Flags of bpf_get_stackid() and bpf_get_stack(). */

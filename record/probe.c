@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,7 +32,6 @@ struct rec_probe {
 	enum rec_kfunc_mode kfunc_mode;
 	int *fentry_fds;	/* fentry: one program copy and one link per function */
 	uint32_t nfentry;
-	size_t rows_len;	/* bytes of unwind_rows mapped at maps.unwind_rows */
 };
 
 static int add_link(struct rec_probe *p, struct bpf_link *link)
@@ -122,11 +120,10 @@ static int size_maps(struct rec_probe *p, const struct rec_opts *o)
 		if (!err)
 			err = bpf_map__set_max_entries(counts[g], o->hash_storage_size);
 	}
-	/* Without CFI the walker's maps stay at one entry. */
-	p->maps.unwind_rows_cap = cfi ? (uint32_t)((uint64_t)o->unwind_mb * (1u << 20) /
-						   sizeof(struct stk_urow)) : 1;
+	/* Without CFI the walker's maps stay at one entry. The chunks come later (unwind.c). */
+	p->maps.unwind_chunks_cap = rec_unwind_slots(o);
 	if (!err)
-		err = bpf_map__set_max_entries(s->maps.unwind_rows, p->maps.unwind_rows_cap);
+		err = bpf_map__set_max_entries(s->maps.unwind_chunks, p->maps.unwind_chunks_cap);
 	if (!err && !cfi)
 		err = bpf_map__set_max_entries(s->maps.unwind_procs, 1);
 	return err;
@@ -508,10 +505,9 @@ static int on_notify(void *ctx, void *data, size_t len)
 	return p->notify_fn ? p->notify_fn(p->notify_ctx, data, len) : 0;
 }
 
-static int fill_maps(struct rec_probe *p)
+static void fill_maps(struct rec_probe *p)
 {
 	struct stkrec_bpf *s = p->skel;
-	void *rows;
 
 	p->maps.counts_fd[0] = bpf_map__fd(s->maps.counts0);
 	p->maps.counts_fd[1] = bpf_map__fd(s->maps.counts1);
@@ -521,6 +517,7 @@ static int fill_maps(struct rec_probe *p)
 	p->maps.snoop_drops_fd = bpf_map__fd(s->maps.snoop_drops);
 	p->maps.events_fd = bpf_map__fd(s->maps.events);
 	p->maps.unwind_procs_fd = bpf_map__fd(s->maps.unwind_procs);
+	p->maps.unwind_chunks_fd = bpf_map__fd(s->maps.unwind_chunks);
 	p->maps.exec_ns_fd = bpf_map__fd(s->maps.exec_ns);
 	p->maps.deferred_fd = s->rodata->cfg_defer ? bpf_map__fd(s->maps.deferred) : -1;
 	p->maps.unwind = s->rodata->cfg_unwind;
@@ -528,18 +525,6 @@ static int fill_maps(struct rec_probe *p)
 	p->maps.drained_seq = &s->bss->drained_seq;
 	p->maps.nstacks = (volatile uint64_t *)s->bss->nstacks;
 	p->maps.nkeys = (volatile uint64_t *)s->bss->nkeys;
-	if (p->maps.unwind == STK_UNWIND_FP)
-		return 0;
-	/* The rows are copied in by record/unwind.c through this mapping, without a syscall. */
-	p->rows_len = (size_t)p->maps.unwind_rows_cap * sizeof(struct stk_urow);
-	rows = mmap(NULL, p->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    bpf_map__fd(s->maps.unwind_rows), 0);
-	if (rows == MAP_FAILED) {
-		p->rows_len = 0;
-		return -errno;
-	}
-	p->maps.unwind_rows = rows;
-	return 0;
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -590,11 +575,7 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 			strerror(-err));
 		goto fail;
 	}
-	err = fill_maps(p);
-	if (err) {
-		rec_err(err, "cannot map the unwind tables: %s", strerror(-err));
-		goto fail;
-	}
+	fill_maps(p);
 	if (o->offcpu) {
 		/* Both generations' counts refer to stacks0 (see offcpu_switch_out). */
 		p->maps.stacks_fd[1] = p->maps.stacks_fd[0];
@@ -659,8 +640,6 @@ void rec_probe__close(struct rec_probe *p)
 		close(p->fentry_fds[i - 1]);
 	free(p->fentry_fds);
 	ring_buffer__free(p->rb);
-	if (p->rows_len)
-		munmap(p->maps.unwind_rows, p->rows_len);
 	stkrec_bpf__destroy(p->skel);
 	free(p->links);
 	free(p->perf_fds);

@@ -219,13 +219,17 @@ struct rec_utable;
 struct rec_unwind_stats {
 	uint32_t objects;	/* tables built (one per build-id) */
 	uint32_t over_limit;	/* objects whose table did not fit --unwind-memory */
-	uint32_t rows;		/* rows in the BPF array */
+	uint32_t rows;		/* rows of the tables in BPF */
+	uint32_t chunks;	/* arrays of unwind_chunks created */
+	uint32_t chunk_rows;	/* their rows together */
 	uint64_t build_ns;	/* time spent building tables */
 	uint64_t published;	/* process mapping lists written to BPF */
 };
 
 /* NULL with --unwind fp (every call below takes NULL and does nothing). */
 struct rec_unwind *rec_unwind__new(const struct rec_opts *o);
+/* The size of the unwind_chunks map for o: the most chunks --unwind-memory can hold. */
+uint32_t rec_unwind_slots(const struct rec_opts *o);
 void rec_unwind__free(struct rec_unwind *u);
 /* The BPF maps exist now (after load, before attach): tables and processes can go in. */
 void rec_unwind__attach(struct rec_unwind *u, const struct rec_maps *maps);
@@ -292,8 +296,8 @@ struct rec_maps {
 	uint32_t unwind;	/* enum stk_unwind */
 	int unwind_procs_fd;	/* tgid -> struct stk_uproc */
 	int exec_ns_fd;		/* tgid -> time of its last exec */
-	struct stk_urow *unwind_rows;	/* mmapped rows of every table (NULL with --unwind fp) */
-	uint32_t unwind_rows_cap;
+	int unwind_chunks_fd;	/* slot -> array of rows (record/unwind.c creates them) */
+	uint32_t unwind_chunks_cap;	/* slots */
 };
 
 /*

@@ -149,14 +149,19 @@ static void show_status(struct run *r, uint64_t now)
 	r->status_shown = true;
 }
 
-/* What the CFI tables took (docs/bpf.md 7): a table per object, shared by every process. */
+/*
+ * What the CFI tables took (docs/bpf.md 7): a table per object, shared by every process, in
+ * BPF arrays created as they filled.
+ */
 static void print_unwind_stats(const struct rec_unwind_stats *us, const struct rec_opts *o)
 {
 	if (!us)
 		return;
-	fprintf(stderr, "stkrec: unwind tables: %u objects, %u rows, %.1f of %u MiB, built in %.0f ms",
-		us->objects, us->rows, us->rows * sizeof(struct stk_urow) / 1048576.0, o->unwind_mb,
-		us->build_ns / 1e6);
+	fprintf(stderr, "stkrec: unwind tables: %u objects, %u rows, %.1f of %.1f MiB in %u array%s "
+		"(--unwind-memory %u MiB), built in %.0f ms", us->objects, us->rows,
+		us->rows * sizeof(struct stk_urow) / 1048576.0,
+		us->chunk_rows * sizeof(struct stk_urow) / 1048576.0, us->chunks,
+		us->chunks == 1 ? "" : "s", o->unwind_mb, us->build_ns / 1e6);
 	if (us->over_limit)
 		fprintf(stderr, "; %u objects over --unwind-memory", us->over_limit);
 	fputc('\n', stderr);

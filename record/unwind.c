@@ -2,11 +2,14 @@
 /*
  * unwind.c: what the BPF user-stack walker reads (docs/bpf.md 7). One unwind table per object,
  * built from its CFI once per build-id (cfi.c) when a process mapping it is first read, copied
- * into the mmapped unwind_rows array; and per process the list of its executable mappings with
- * the table (first row, row count) and the bias that turns a pc into a table offset, written to
- * unwind_procs. libc's table serves every process that maps it.
+ * through mmap into a chunk, one of the row arrays of unwind_chunks; and per process the list
+ * of its executable mappings with the table (chunk, first row, row count) and the bias that
+ * turns a pc into a table offset, written to unwind_procs. libc's table serves every process
+ * that maps it.
  *
- * --unwind-memory bounds the rows of all tables: an object whose table does not fit gets none
+ * Chunks are created as tables need room, not at load: a system-wide start fills half of the
+ * first one, and a 64 MiB array zeroed at load cost 20 ms of kernel time (and the memory).
+ * --unwind-memory bounds the chunks together: an object whose table does not fit gets none
  * (its mappings say STK_UMAP_F_LIMIT, and the walker counts the stacks that stop there).
  */
 #include <errno.h>
@@ -15,6 +18,8 @@
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "rec.h"
@@ -24,7 +29,8 @@ struct rec_utable {
 	uint8_t id[CAP_BUILD_ID_MAX];
 	struct rec_cfi cfi;	/* rows freed once uploaded */
 	uint64_t base;		/* ELF virtual address the rows' pc counts from */
-	uint32_t first;		/* first row in unwind_rows, once uploaded */
+	uint32_t chunk;		/* where the rows went, once uploaded: a slot of unwind_chunks */
+	uint32_t first;		/* and the first row in that chunk */
 	uint32_t nrows;
 	bool uploaded;
 	bool limit;		/* did not fit in --unwind-memory */
@@ -49,12 +55,32 @@ struct proc_copy {
 	struct stk_uproc *prev;
 };
 
+/*
+ * The first chunk's rows: 1 MiB, about twice a system-wide start's tables, so most runs create
+ * one chunk. Each next one is twice the last, or one table's size when that is more (cc1's is
+ * 3.7 MiB). Few chunks matter: putting one into unwind_chunks costs an RCU grace period (after
+ * an update of a map of maps from user space the kernel waits for running programs), some
+ * milliseconds of the reader thread's time, though no CPU.
+ */
+#define CHUNK_ROWS ((1u << 20) / sizeof(struct stk_urow))
+#define PAGE_ROWS (4096u / sizeof(struct stk_urow))
+
+/* One array of unwind_chunks, mmapped: whole tables, packed from its first row. */
+struct chunk {
+	struct stk_urow *rows;
+	uint32_t cap;		/* rows */
+	uint32_t used;
+};
+
 struct rec_unwind {
 	const struct rec_maps *maps;	/* NULL until rec_unwind__attach() */
 	uint32_t mode;			/* enum stk_unwind */
 	void *procs;			/* tsearch tree of struct proc_copy, by pid */
-	uint32_t max_rows;		/* --unwind-memory in rows */
-	uint32_t used;			/* rows taken in unwind_rows */
+	uint32_t max_rows;		/* --unwind-memory in rows: every chunk's together */
+	uint32_t reserved;		/* rows of the chunks created */
+	struct chunk *chunks;		/* nslots of them, nchunks created */
+	uint32_t nchunks;
+	uint32_t nslots;		/* unwind_chunks' size */
 	void *tables;			/* tsearch tree of struct rec_utable, by build-id */
 	struct rec_unwind_stats stats;
 	bool warned;
@@ -69,6 +95,22 @@ static int cmp_table(const void *a, const void *b)
 	return memcmp(x->id, y->id, x->id_len);
 }
 
+static uint32_t max_rows(const struct rec_opts *o)
+{
+	return (uint32_t)((uint64_t)o->unwind_mb * (1u << 20) / sizeof(struct stk_urow));
+}
+
+/*
+ * Every chunk but the last has CHUNK_ROWS or more (the last may be what was left), so there are
+ * at most as many as whole CHUNK_ROWS in --unwind-memory, rounded up.
+ */
+uint32_t rec_unwind_slots(const struct rec_opts *o)
+{
+	if (o->unwind == STK_UNWIND_FP)
+		return 1;
+	return (max_rows(o) + CHUNK_ROWS - 1) / CHUNK_ROWS;
+}
+
 struct rec_unwind *rec_unwind__new(const struct rec_opts *o)
 {
 	struct rec_unwind *u;
@@ -78,7 +120,14 @@ struct rec_unwind *rec_unwind__new(const struct rec_opts *o)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
-	u->max_rows = (uint32_t)((uint64_t)o->unwind_mb * (1u << 20) / sizeof(struct stk_urow));
+	u->max_rows = max_rows(o);
+	u->nslots = rec_unwind_slots(o);
+	/* all slots at once: the deferred walk reads chunks while the reader adds them */
+	u->chunks = calloc(u->nslots, sizeof(*u->chunks));
+	if (!u->chunks) {
+		free(u);
+		return NULL;
+	}
 	u->mode = o->unwind;
 	return u;
 }
@@ -187,7 +236,27 @@ void rec_unwind__free(struct rec_unwind *u)
 		return;
 	tdestroy(u->tables, free_table);
 	tdestroy(u->procs, free_proc);
+	for (uint32_t i = 0; i < u->nchunks; i++)
+		munmap(u->chunks[i].rows, (size_t)u->chunks[i].cap * sizeof(struct stk_urow));
+	free(u->chunks);
 	free(u);
+}
+
+/* t gets no rows (err: -E2BIG, or why no chunk could be made): its stacks stop, counted. */
+static void over_limit(struct rec_unwind *u, struct rec_utable *t, int err)
+{
+	t->limit = true;
+	u->stats.over_limit++;
+	rec_cfi__free(&t->cfi);
+	if (u->warned)
+		return;
+	u->warned = true;
+	if (err == -E2BIG)
+		fprintf(stderr, "stkrec: warning: --unwind-memory is full: stacks through objects "
+				"without a table are cut (counted)\n");
+	else
+		fprintf(stderr, "stkrec: warning: cannot create an unwind table array: %s: stacks "
+				"through objects without a table are cut (counted)\n", strerror(-err));
 }
 
 static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id, uint32_t id_len)
@@ -208,7 +277,7 @@ static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id,
 	/* No CFI, or unusable CFI: a table of no rows, so the walker uses frame pointers there. */
 	err = rec_cfi__build(e, u->max_rows, &t->cfi);
 	if (err == -E2BIG)
-		t->limit = true;	/* more rows than all of --unwind-memory (or over 4 GiB) */
+		over_limit(u, t, err);	/* more rows than all of --unwind-memory (or over 4 GiB) */
 	t->nrows = err ? 0 : t->cfi.nrows;
 	t->base = t->cfi.base;
 	u->stats.objects++;
@@ -235,26 +304,85 @@ struct rec_utable *rec_unwind__table(struct rec_unwind *u, Elf *e, const uint8_t
 	return t;
 }
 
-/* Copy t's rows into unwind_rows, once; false when they do not fit. */
+/*
+ * A new chunk of cap rows in slot u->nchunks: the array is created, mapped and put in
+ * unwind_chunks. The mapping keeps the array alive (and the slot refers to it): no fd is kept.
+ */
+static int add_chunk(struct rec_unwind *u, uint32_t cap)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	size_t len = (size_t)cap * sizeof(struct stk_urow);
+	uint32_t slot = u->nchunks;
+	void *rows = MAP_FAILED;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(uint32_t),
+			    sizeof(struct stk_urow), cap, &opts);
+	if (fd < 0)
+		return -errno;
+	rows = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rows == MAP_FAILED)
+		err = -errno;
+	if (!err && bpf_map_update_elem(u->maps->unwind_chunks_fd, &slot, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);
+	if (err) {
+		if (rows != MAP_FAILED)
+			munmap(rows, len);
+		return err;
+	}
+	u->chunks[slot] = (struct chunk){ .rows = rows, .cap = cap };
+	u->nchunks++;
+	u->reserved += cap;
+	u->stats.chunks = u->nchunks;
+	u->stats.chunk_rows = u->reserved;
+	return 0;
+}
+
+/*
+ * The slot of a chunk with room for nrows: the first that has it, else a new one (CHUNK_ROWS
+ * doubled per chunk before it, or nrows in whole pages when that is more), cut to what
+ * --unwind-memory has left. -E2BIG: no room within --unwind-memory.
+ */
+static int chunk_for(struct rec_unwind *u, uint32_t nrows)
+{
+	uint64_t left = u->max_rows - u->reserved;
+	uint64_t cap = (uint64_t)CHUNK_ROWS << (u->nchunks < 16 ? u->nchunks : 16);
+	int err;
+
+	for (uint32_t i = 0; i < u->nchunks; i++)
+		if (u->chunks[i].cap - u->chunks[i].used >= nrows)
+			return (int)i;
+	if (cap < nrows)
+		cap = (nrows + PAGE_ROWS - 1) / PAGE_ROWS * PAGE_ROWS;
+	if (cap > left)
+		cap = left;
+	if (nrows > cap || u->nchunks == u->nslots)
+		return -E2BIG;
+	err = add_chunk(u, (uint32_t)cap);
+	return err ? err : (int)u->nchunks - 1;
+}
+
+/* Copy t's rows into a chunk, once; false when they do not fit. */
 static bool upload(struct rec_unwind *u, struct rec_utable *t)
 {
+	struct chunk *c;
+	int slot;
+
 	if (t->uploaded || t->limit || !t->nrows)
 		return !t->limit;
-	if (t->nrows > u->max_rows - u->used) {
-		t->limit = true;
-		u->stats.over_limit++;
-		if (!u->warned)
-			fprintf(stderr, "stkrec: warning: --unwind-memory is full: stacks through "
-					"objects without a table are cut (counted)\n");
-		u->warned = true;
-		rec_cfi__free(&t->cfi);
+	slot = chunk_for(u, t->nrows);
+	if (slot < 0) {
+		over_limit(u, t, slot);
 		return false;
 	}
-	memcpy(u->maps->unwind_rows + u->used, t->cfi.rows, t->nrows * sizeof(struct stk_urow));
-	t->first = u->used;
-	u->used += t->nrows;
+	c = &u->chunks[slot];
+	memcpy(c->rows + c->used, t->cfi.rows, t->nrows * sizeof(struct stk_urow));
+	t->chunk = (uint32_t)slot;
+	t->first = c->used;
+	c->used += t->nrows;
 	t->uploaded = true;
-	u->stats.rows = u->used;
+	u->stats.rows += t->nrows;
 	rec_cfi__free(&t->cfi);	/* the BPF copy is the one that counts now */
 	return true;
 }
@@ -294,6 +422,7 @@ static void fill_umap(struct rec_unwind *u, const struct cap_mapping *m, struct 
 		return;
 	}
 	if (t->nrows && mapping_bias(t, m, &um->bias)) {
+		um->chunk = t->chunk;
 		um->first = t->first;
 		um->nrows = t->nrows;
 	}
@@ -361,9 +490,9 @@ void rec_unwind__attach(struct rec_unwind *u, const struct rec_maps *maps)
 	if (!u)
 		return;
 	u->maps = maps;
-	/* the row array holds fewer rows when the map was sized smaller than asked */
-	if (u->max_rows > maps->unwind_rows_cap)
-		u->max_rows = maps->unwind_rows_cap;
+	/* fewer slots when the map was sized smaller than asked */
+	if (u->nslots > maps->unwind_chunks_cap)
+		u->nslots = maps->unwind_chunks_cap;
 }
 
 const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u)
@@ -484,11 +613,12 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 static const struct stk_urow *find_urow(const struct rec_unwind *u, const struct stk_umap *m,
 					uint64_t rel)
 {
-	const struct stk_urow *rows = u->maps->unwind_rows + m->first;
+	const struct stk_urow *rows;
 	uint32_t lo = 0, hi = m->nrows;
 
-	if (rel >> 32 || !hi)
+	if (rel >> 32 || !hi || m->chunk >= u->nchunks)
 		return NULL;
+	rows = u->chunks[m->chunk].rows + m->first;
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 

@@ -196,10 +196,10 @@ enum stk_rbp_rule {
 struct stk_umap {
 	__u64 start, end;
 	__u64 bias;		/* pc - bias = the pc's offset in the object's table (rows' pc) */
-	__u32 first;		/* first row of the table in unwind_rows */
+	__u32 first;		/* first row of the table in its chunk */
 	__u32 nrows;		/* 0: no table: frame pointers, or stop (see flags) */
 	__u32 flags;		/* STK_UMAP_F_* */
-	__u32 pad;
+	__u32 chunk;		/* the slot of unwind_chunks whose array holds the rows */
 };
 
 #define STK_UMAP_F_LIMIT 0x1u	/* the table did not fit in --unwind-memory */
