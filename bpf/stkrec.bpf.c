@@ -194,17 +194,18 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event, the walk and a deferred event: 25 KiB (a per-CPU
- * value may have 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a
- * perf-event sample can interrupt a program on its CPU, so one slot per CPU is not enough:
- * `nesting` hands out slots by depth of nesting.
+ * Scratch space for the two stacks of an event and the walk: 17 KiB (a per-CPU value may have
+ * 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a perf-event sample
+ * can interrupt a program on its CPU, so one slot per CPU is not enough: `nesting` hands out
+ * slots by depth of nesting. A deferred event is built in its own slot of the same depth
+ * (defer_slots): with its 16 KiB of stack it does not fit beside the rest.
  */
 #define NEST_MAX 4
 
 struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
-	struct stk_deferred defer;	/* a deferred event, built here and sent by its length */
+	__u32 level;		/* the slot's nesting depth: its defer_slots entry */
 	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
 };
@@ -215,6 +216,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+/* A deferred event per scratch slot, built here and sent by its length. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NEST_MAX);
+	__type(key, __u32);
+	__type(value, struct stk_deferred);
+} defer_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -417,7 +426,7 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * How many bytes above sp a deferred event copies, in 1 KiB pieces: 8 KiB, but on the main
+ * How many bytes above sp a deferred event copies, in 1 KiB pieces: 16 KiB, but on the main
  * thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
  * below it). A short-lived process's first events, deferred in a burst before stkrec has read
  * it, are mostly shallow: small records let the ring hold several times as many of them.
@@ -440,9 +449,11 @@ static __always_inline __u32 defer_stack_bytes(__u64 sp)
 static __always_inline bool defer_event(struct scratch *sc, const struct stk_key *key,
 					const struct uregs *r, __u32 g, bool entry)
 {
-	struct stk_deferred *d = &sc->defer;
+	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &sc->level);
 	__u32 want = defer_stack_bytes(r->sp), len = 0;
 
+	if (!d)
+		return false;
 	d->key = *key;
 	d->ts_ns = bpf_ktime_get_ns();
 	d->pc = r->pc;
@@ -603,8 +614,13 @@ static __always_inline struct scratch *enter(__u32 **nest)
 	if (!*nest)
 		return NULL;
 	level = __sync_fetch_and_add(*nest, 1);
-	if (level < NEST_MAX)
-		return bpf_map_lookup_elem(&scratch, &level);
+	if (level < NEST_MAX) {
+		struct scratch *sc = bpf_map_lookup_elem(&scratch, &level);
+
+		if (sc)
+			sc->level = level;
+		return sc;
+	}
 	__sync_fetch_and_add(*nest, -1);
 	*nest = NULL;
 	stat_add(STK_STAT_NESTED);

@@ -223,7 +223,12 @@ struct stk_uproc {
  * of its stack through the `deferred` ring buffer instead of counting it, and stkrec walks it
  * with the same tables once it has read the process (record/unwind.c), then counts it.
  */
-#define STK_DEFER_STACK 8192	/* bytes of user stack copied, from sp up (perf: 8 KiB too) */
+/*
+ * Bytes of user stack copied, from sp up. perf's default is 8 KiB, but gcc's cc1 and bash
+ * recurse past it at their start, where events are deferred: most deferred walks that ran off
+ * an 8 KiB copy ended within 16 KiB (bench/run compile).
+ */
+#define STK_DEFER_STACK 16384
 
 struct stk_deferred {
 	struct stk_key key;	/* as it would have been counted; the user stack fields unused */

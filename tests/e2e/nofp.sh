@@ -75,6 +75,16 @@ check_eq nofp.command.whole_chain "$n" \
 	"$(sum_folded "$tmp/cmd.rep" "$(whole wl_syscall wl_outer wl_middle wl_getppid)")" \
 	"$tmp/cmd.rep"
 
+# -- COMMAND 90 levels deep at over 128 bytes a level: the deferred events' walks read past 8
+# KiB of stack (STK_DEFER_STACK, perf's 8 KiB once). Still all N whole.
+levels=$(printf 'wl_recurse_wide;%.0s' $(seq 90))
+rec cmddeep -q -o "$tmp/cmddeep.stk" "$tp" -- "$NOFP/wl_deep" "$n" 90 1 1
+check_eq nofp.command_deep.exit 0 $? "$tmp/cmddeep.err"
+folded cmddeep "$tmp/cmddeep.stk" -P
+check_eq nofp.command_deep.whole_chain "$n" \
+	"$(sum_folded "$tmp/cmddeep.rep" "$(whole wl_deep "${levels}wl_deep_getppid")")" \
+	"$tmp/cmddeep.rep"
+
 # 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf (at least 40 samples
 # of the ~300 nominal: a host whose hypervisor steals CPU gave the burner 56 once).
 wl_bg burn "$NOFP/wl_burner" -v 6
