@@ -100,7 +100,7 @@ rec deep -q -o "$tmp/deep.stk" "$tp" -- "$NOFP/wl_deep" 100 $((depth * 2))
 check_eq nofp.deep.exit 0 $? "$tmp/deep.err"
 report deep "$tmp/deep.stk" -f
 check_eq nofp.deep.truncated 1 \
-	"$(grep -c -x '# lost: 100 user stacks truncated at the depth limit' "$tmp/deep.rerr")" \
+	"$(grep -c -x '# truncated: 100 user stacks truncated at the depth limit (counted, innermost frames kept)' "$tmp/deep.rerr")" \
 	"$tmp/deep.rerr"
 check_eq nofp.deep.frames "$depth" \
 	"$(head -n1 "$tmp/deep.rep" | tr ';' '\n' | grep -c -E '^(wl_recurse|wl_deep_getppid|syscall)$')" \
