@@ -405,14 +405,27 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
 	return h;
 }
 
+/*
+ * Inside execve() between two images: from exec_mmap(), which drops the old address space,
+ * until load_elf_binary() has loaded the new one and sets its code bounds (mm->end_code, 0 in
+ * a new mm until then), just before the new registers. The saved user registers are still the
+ * old image's, whose stack and code are gone: a walk from them reads the new image's memory.
+ */
+static __always_inline bool between_images(struct task_struct *task)
+{
+	return !BPF_CORE_READ(task, mm, end_code);
+}
+
 /* Is there a user stack to take? If not, *err says why (STK_STACK_*). */
 static __always_inline bool user_stack_wanted(__s32 *err)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
 	if (!cfg_ustacks) {
 		*err = STK_STACK_NOT_WANTED;
 		return false;
 	}
-	if (is_kthread((struct task_struct *)bpf_get_current_task())) {
+	if (is_kthread(task) || between_images(task)) {
 		*err = STK_STACK_NONE;
 		return false;
 	}

@@ -18,7 +18,9 @@
  */
 #define STK_STACK_NOT_WANTED (-1000)	/* -K/-U left it out */
 #define STK_STACK_NONE (-1001)		/* none exists, nothing lost: a kernel thread's user
-					 * stack, the kernel stack of an event in user mode */
+					 * stack, the kernel stack of an event in user mode,
+					 * the user stack of a task in execve() between its
+					 * old image and the new one */
 
 /* Key of the counts maps: one row of an interval. */
 struct stk_key {
