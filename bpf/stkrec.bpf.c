@@ -359,11 +359,6 @@ enum uregs_from {
 	UREGS_TASK,		/* the event is in the kernel: the task's saved user regs */
 };
 
-/* The registers a user-stack walk starts from. */
-struct uregs {
-	__u64 pc, sp, bp;
-};
-
 /* The registers the walk starts from: the event's ctx, or the task's saved user registers. */
 static __always_inline void user_regs(void *ctx, enum uregs_from from, struct uregs *r)
 {
@@ -375,18 +370,21 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->pc = pe->regs.ip;
 		r->sp = pe->regs.sp;
 		r->bp = pe->regs.bp;
+		r->di = pe->regs.di;
 		return;
 	}
 	if (from == UREGS_CTX) {
 		r->pc = PT_REGS_IP(regs);
 		r->sp = PT_REGS_SP(regs);
 		r->bp = regs->bp;
+		r->di = regs->di;
 		return;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	r->pc = BPF_CORE_READ(regs, ip);
 	r->sp = BPF_CORE_READ(regs, sp);
 	r->bp = BPF_CORE_READ(regs, bp);
+	r->di = BPF_CORE_READ(regs, di);
 }
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
@@ -399,7 +397,7 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
 	if (cfg_unwind == STK_UNWIND_FP)
 		h = copy_stack(ctx, s, BPF_F_USER_STACK, err);
 	else
-		h = walk_user_stack(tgid, r->pc, r->sp, r->bp, entry, &sc->walk, s);
+		h = walk_user_stack(tgid, r, entry, &sc->walk, s);
 	if (!h)
 		stat_add(STK_STAT_USTACK_MISSING);
 	return h;
@@ -472,6 +470,7 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 	d->pc = r->pc;
 	d->sp = r->sp;
 	d->bp = r->bp;
+	d->di = r->di;
 	d->gen = g;
 	d->entry = entry;
 	d->cpu = bpf_get_smp_processor_id();

@@ -173,6 +173,12 @@ enum stk_cfa {
 	STK_CFA_RBP_DEREF = 6,	/* realigned stack (gcc's DRAP): CFA = *(rbp + (__s16)cfa_off) */
 	STK_CFA_UNSUPPORTED = 7,	/* any other rule: the stack ends here, counted */
 	STK_CFA_RSP8 = 8,	/* a frame over 64 KiB: CFA = rsp + 8 * cfa_off */
+	/*
+	 * glibc's vfork: `pop %rdi` keeps the return address in rdi across the system call (the
+	 * child shares the stack and would overwrite it): CFA = rsp + cfa_off, the return address
+	 * is rdi. The event's rdi is known at the leaf only: elsewhere the stack ends, counted.
+	 */
+	STK_CFA_RA_RDI = 9,
 	STK_CFA__COUNT
 };
 
@@ -235,6 +241,7 @@ struct stk_uproc {
 struct stk_deferred {
 	struct stk_key key;	/* as it would have been counted; the user stack fields unused */
 	__u64 pc, sp, bp;	/* user registers at the event */
+	__u64 di;		/* rdi: the return address in a STK_CFA_RA_RDI leaf */
 	__u64 ts_ns;		/* bpf_ktime_get_ns() at the event */
 	__u32 gen;		/* generation whose stacks map holds key.kstack */
 	__u32 len;		/* bytes of stack copied */

@@ -4,7 +4,8 @@
 # and Debian's libc. Every event of a tracepoint, a uprobe and a USDT probe has the whole chain
 # from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
 # handler unwinds through the signal frame into the interrupted code; a stack deeper than the
-# limit is counted as truncated. With --unwind fp the same chains break (the feature matters).
+# limit is counted as truncated; a deferred walk reads past 8 KiB of stack; vfork's return
+# address is taken from rdi. With --unwind fp the same chains break (the feature matters).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -84,6 +85,15 @@ folded cmddeep "$tmp/cmddeep.stk" -P
 check_eq nofp.command_deep.whole_chain "$n" \
 	"$(sum_folded "$tmp/cmddeep.rep" "$(whole wl_deep "${levels}wl_deep_getppid")")" \
 	"$tmp/cmddeep.rep"
+
+# glibc's vfork keeps its return address in rdi across the system call (CFI: ra in rdi): the
+# walk takes it from the event's registers, in BPF and in stkrec (the first events, deferred).
+rec vfork -q -o "$tmp/vfork.stk" t:syscalls:sys_exit_vfork -- "$WL/wl_vfork" "$n"
+check_eq nofp.vfork.exit 0 $? "$tmp/vfork.err"
+folded vfork "$tmp/vfork.stk" -P
+check_eq nofp.vfork.whole_chain "$n" \
+	"$(sum_folded "$tmp/vfork.rep" "$(whole wl_vfork vf_outer vf_middle '(__)?vfork')")" \
+	"$tmp/vfork.rep"
 
 # 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf (at least 40 samples
 # of the ~300 nominal: a host whose hypervisor steals CPU gave the burner 56 once).
