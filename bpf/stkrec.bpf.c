@@ -194,17 +194,18 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event, the walk and a deferred event: 25 KiB (a per-CPU
- * value may have 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a
- * perf-event sample can interrupt a program on its CPU, so one slot per CPU is not enough:
- * `nesting` hands out slots by depth of nesting.
+ * Scratch space for the two stacks of an event and the walk: 17 KiB (a per-CPU value may have
+ * 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a perf-event sample
+ * can interrupt a program on its CPU, so one slot per CPU is not enough: `nesting` hands out
+ * slots by depth of nesting. A deferred event is built in its own slot of the same depth
+ * (defer_slots): with its 16 KiB of stack it does not fit beside the rest.
  */
 #define NEST_MAX 4
 
 struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
-	struct stk_deferred defer;	/* a deferred event, built here and sent by its length */
+	__u32 level;		/* the slot's nesting depth: its defer_slots entry */
 	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
 };
@@ -215,6 +216,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+/* A deferred event per scratch slot, built here and sent by its length. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NEST_MAX);
+	__type(key, __u32);
+	__type(value, struct stk_deferred);
+} defer_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -350,11 +359,6 @@ enum uregs_from {
 	UREGS_TASK,		/* the event is in the kernel: the task's saved user regs */
 };
 
-/* The registers a user-stack walk starts from. */
-struct uregs {
-	__u64 pc, sp, bp;
-};
-
 /* The registers the walk starts from: the event's ctx, or the task's saved user registers. */
 static __always_inline void user_regs(void *ctx, enum uregs_from from, struct uregs *r)
 {
@@ -366,18 +370,21 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->pc = pe->regs.ip;
 		r->sp = pe->regs.sp;
 		r->bp = pe->regs.bp;
+		r->di = pe->regs.di;
 		return;
 	}
 	if (from == UREGS_CTX) {
 		r->pc = PT_REGS_IP(regs);
 		r->sp = PT_REGS_SP(regs);
 		r->bp = regs->bp;
+		r->di = regs->di;
 		return;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	r->pc = BPF_CORE_READ(regs, ip);
 	r->sp = BPF_CORE_READ(regs, sp);
 	r->bp = BPF_CORE_READ(regs, bp);
+	r->di = BPF_CORE_READ(regs, di);
 }
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
@@ -390,20 +397,33 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
 	if (cfg_unwind == STK_UNWIND_FP)
 		h = copy_stack(ctx, s, BPF_F_USER_STACK, err);
 	else
-		h = walk_user_stack(tgid, r->pc, r->sp, r->bp, entry, &sc->walk, s);
+		h = walk_user_stack(tgid, r, entry, &sc->walk, s);
 	if (!h)
 		stat_add(STK_STAT_USTACK_MISSING);
 	return h;
 }
 
+/*
+ * Inside execve() between two images: from exec_mmap(), which drops the old address space,
+ * until load_elf_binary() has loaded the new one and sets its code bounds (mm->end_code, 0 in
+ * a new mm until then), just before the new registers. The saved user registers are still the
+ * old image's, whose stack and code are gone: a walk from them reads the new image's memory.
+ */
+static __always_inline bool between_images(struct task_struct *task)
+{
+	return !BPF_CORE_READ(task, mm, end_code);
+}
+
 /* Is there a user stack to take? If not, *err says why (STK_STACK_*). */
 static __always_inline bool user_stack_wanted(__s32 *err)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
 	if (!cfg_ustacks) {
 		*err = STK_STACK_NOT_WANTED;
 		return false;
 	}
-	if (is_kthread((struct task_struct *)bpf_get_current_task())) {
+	if (is_kthread(task) || between_images(task)) {
 		*err = STK_STACK_NONE;
 		return false;
 	}
@@ -417,7 +437,7 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * How many bytes above sp a deferred event copies, in 1 KiB pieces: 8 KiB, but on the main
+ * How many bytes above sp a deferred event copies, in 1 KiB pieces: 16 KiB, but on the main
  * thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
  * below it). A short-lived process's first events, deferred in a burst before stkrec has read
  * it, are mostly shallow: small records let the ring hold several times as many of them.
@@ -440,14 +460,17 @@ static __always_inline __u32 defer_stack_bytes(__u64 sp)
 static __always_inline bool defer_event(struct scratch *sc, const struct stk_key *key,
 					const struct uregs *r, __u32 g, bool entry)
 {
-	struct stk_deferred *d = &sc->defer;
+	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &sc->level);
 	__u32 want = defer_stack_bytes(r->sp), len = 0;
 
+	if (!d)
+		return false;
 	d->key = *key;
 	d->ts_ns = bpf_ktime_get_ns();
 	d->pc = r->pc;
 	d->sp = r->sp;
 	d->bp = r->bp;
+	d->di = r->di;
 	d->gen = g;
 	d->entry = entry;
 	d->cpu = bpf_get_smp_processor_id();
@@ -603,8 +626,13 @@ static __always_inline struct scratch *enter(__u32 **nest)
 	if (!*nest)
 		return NULL;
 	level = __sync_fetch_and_add(*nest, 1);
-	if (level < NEST_MAX)
-		return bpf_map_lookup_elem(&scratch, &level);
+	if (level < NEST_MAX) {
+		struct scratch *sc = bpf_map_lookup_elem(&scratch, &level);
+
+		if (sc)
+			sc->level = level;
+		return sc;
+	}
 	__sync_fetch_and_add(*nest, -1);
 	*nest = NULL;
 	stat_add(STK_STAT_NESTED);

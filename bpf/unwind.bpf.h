@@ -14,6 +14,12 @@
 
 const volatile __u32 cfg_unwind = STK_UNWIND_FP;	/* enum stk_unwind */
 
+/* The registers a user-stack walk starts from (stkrec.bpf.c user_regs()). */
+struct uregs {
+	__u64 pc, sp, bp;
+	__u64 di;	/* a vfork leaf's return address (STK_CFA_RA_RDI) */
+};
+
 /*
  * The rows of every table, in chunks: arrays stkrec creates as the tables need them and copies
  * tables into through mmap (record/unwind.c), each table inside one chunk. Creating the whole
@@ -93,6 +99,7 @@ static __always_inline __u32 frame_index(__u32 n)
  */
 struct uwalk {
 	__u64 pc, sp, bp;
+	__u64 di;		/* the leaf's rdi (STK_CFA_RA_RDI) */
 	__u64 hash;
 	__u64 hash_before;	/* before the last frame: signal_step() rewrites that frame */
 	struct stk_umap m;	/* the mapping the last pc was in (a copy) */
@@ -323,6 +330,11 @@ static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow 
 		return cfa_step(w, row, cfa);
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);
+	case STK_CFA_RA_RDI:
+		/* the event's rdi is the leaf's (walk_step() stored it, so n is 1) */
+		if (w->n == 1 && w->exact)
+			return step_to(w, w->di, w->sp + row->cfa_off, w->bp);
+		break;
 	}
 	return walk_end(w, STK_STOP_UNSUPPORTED);
 }
@@ -374,18 +386,20 @@ static long walk_step(__u32 i, void *ctx)
 }
 
 /*
- * Walk the user stack from the given registers into out, with w as scratch state. Returns the
+ * Walk the user stack from the registers r into out, with w as scratch state. Returns the
  * stack's hash; out->nr and out->stop are set.
  */
-static __always_inline __u64 walk_user_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp, bool entry,
+static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, bool entry,
 					     struct uwalk *w, struct stk_stack *out)
 {
 	struct uwalk_ctx c = { .w = w, .out = out };
+	__u64 pc = r->pc;
 
 	__builtin_memset(w, 0, sizeof(*w));
 	w->pc = pc;
-	w->sp = sp;
-	w->bp = bp;
+	w->sp = r->sp;
+	w->bp = r->bp;
+	w->di = r->di;
 	w->hash = cfg_hash_seed;
 	w->tgid = tgid;
 	w->exact = true;

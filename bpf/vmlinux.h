@@ -112,6 +112,7 @@ struct bpf_perf_event_data {
 };
 
 struct mm_struct {
+	unsigned long end_code;
 	unsigned long start_stack;
 } __attribute__((preserve_access_index));
 

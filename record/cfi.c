@@ -38,6 +38,7 @@
 #include "rec.h"
 
 /* DWARF register numbers of x86-64. */
+#define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RIP 16
@@ -448,6 +449,20 @@ static enum rec_cfi_why rbp_rule(const struct rule *rbp, struct stk_urow *r)
 	return FITS;
 }
 
+/* glibc's vfork: the return address in rdi, CFA = rsp + off, rbp untouched (abi.h). */
+static enum rec_cfi_why ra_in_rdi(const struct regs *s, struct stk_urow *r)
+{
+	if (s->cfa.how != CFA_REG || s->cfa.reg != REG_RSP)
+		return REC_CFI_WHY_RA;
+	if (s->cfa.off < 0 || s->cfa.off > UINT16_MAX)
+		return REC_CFI_WHY_CFA_OFF;
+	if (s->rbp.how != R_SAME && s->rbp.how != R_UNSPEC)
+		return REC_CFI_WHY_RBP;
+	r->kind = STK_CFA_RA_RDI;
+	r->cfa_off = (uint16_t)s->cfa.off;
+	return FITS;
+}
+
 /*
  * The row for rules s: the walker's view of them, or STK_CFA_UNSUPPORTED with the first reason
  * in *why (left alone otherwise). signal: the CIE has the 'S' augmentation.
@@ -461,8 +476,10 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		return (struct stk_urow){ .kind = STK_CFA_END };
 	if (signal && is_signal(s))
 		return (struct stk_urow){ .kind = STK_CFA_SIGNAL };
-	/* x86-64: call pushes the return address, so CFA - 8 is the only place the walker reads. */
-	if (s->ra.how != R_OFFSET || s->ra.n != -8)
+	/* x86-64: call pushes the return address, so CFA - 8 is the only place the walker reads, */
+	if (s->ra.how == R_REGISTER && s->ra.n == REG_RDI)
+		w = ra_in_rdi(s, &r);	/* but for vfork's */
+	else if (s->ra.how != R_OFFSET || s->ra.n != -8)
 		w = REC_CFI_WHY_RA;
 	else if (s->cfa.how == CFA_UNSET)
 		w = REC_CFI_WHY_CFA_REG;
@@ -470,7 +487,7 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		w = cfa_reg(s->cfa.reg, s->cfa.off, &r);
 	else
 		w = cfa_expr(&s->cfa, &r);
-	if (w == FITS)
+	if (w == FITS && STK_UROW_CFA(r.kind) != STK_CFA_RA_RDI)
 		w = rbp_rule(&s->rbp, &r);
 	if (w == FITS)
 		return r;

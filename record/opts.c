@@ -436,7 +436,7 @@ static uint32_t room_for(uint64_t need, uint32_t dflt)
 }
 
 /*
- * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 2,000 events of 8 KiB,
+ * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 1,000 events of 16 KiB,
  * for bursts of a probe that fires as fast as a program can call it. A profile's events come at
  * most Hz x CPUs a second: half a second of them all deferred is room enough, since stkrec takes
  * them out of the ring as they come, from 1 MiB up.

@@ -513,6 +513,7 @@ struct uwalk_user {
 	const struct stk_umap *m;
 	const struct stk_deferred *d;
 	uint64_t *last;		/* the frame last stored (a signal frame rewrites it) */
+	const uint64_t *first;	/* the leaf's */
 	uint64_t pc, sp, bp;
 	bool exact;
 	uint32_t stop;
@@ -606,6 +607,11 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		return cfa_step(w, row, cfa);
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);
+	case STK_CFA_RA_RDI:
+		/* the event's rdi is the leaf's only (bpf/unwind.bpf.h) */
+		if (w->last == w->first && w->exact)
+			return step_to(w, w->d->di, w->sp + row->cfa_off, w->bp);
+		break;
 	}
 	return end(w, STK_STOP_UNSUPPORTED);
 }
@@ -651,7 +657,8 @@ static bool walk_step(struct uwalk_user *w, uint32_t n)
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
 			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
 {
-	struct uwalk_user w = { .u = u, .d = d, .pc = d->pc, .sp = d->sp, .bp = d->bp, .exact = true };
+	struct uwalk_user w = { .u = u, .d = d, .first = ips, .pc = d->pc, .sp = d->sp, .bp = d->bp,
+				.exact = true };
 	const struct proc_copy *pc = find_proc(u, d->key.tgid);
 	uint32_t n = 0;
 

@@ -9,7 +9,8 @@
  *   # probe ID: SPEC (KIND, N attached): N events
  *   # events: N                        (off-CPU captures: `# total off-CPU time: N us`)
  *   # counts saturated: ...            (only when the row counts add past 64 bits)
- *   # lost: N LOSS-NAME                (one line per non-zero loss counter)
+ *   # lost: N LOSS-NAME                (one line per non-zero loss counter, but for:)
+ *   # truncated: N STACKS truncated at the depth limit (counted, innermost frames kept)
  *   # dropped per CPU: cpu N: n, ...   (--snoop captures whose ring buffer overflowed)
  *   # unnamed frames: N (REASON: n, ...)   (only when N > 0, reasons by decreasing n)
  *
@@ -176,6 +177,21 @@ static void print_unnamed(FILE *out, const struct rep_model *m)
 	fputs(")\n", out);
 }
 
+/*
+ * A stack cut at the depth limit (kernel.perf_event_max_stack, which the kernel's own walks
+ * obey too) is stored and counted with its innermost frames: nothing the limit allows is
+ * missing, and perf does not call it lost. The "cut" lines are losses: the walk failed short
+ * of the limit, and frames that should be there are not.
+ */
+static void print_loss(FILE *out, unsigned int kind, uint64_t n)
+{
+	if (kind == CAP_LOSS_KSTACK_TRUNCATED || kind == CAP_LOSS_USTACK_TRUNCATED)
+		fprintf(out, "# truncated: %" PRIu64 " %s (counted, innermost frames kept)\n", n,
+			cap_loss_name(kind));
+	else
+		fprintf(out, "# lost: %" PRIu64 " %s\n", n, cap_loss_name(kind));
+}
+
 void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		 const struct rep_model *m)
 {
@@ -205,7 +221,7 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 		      "total is held at 18446744073709551615\n", out);
 	for (i = 0; i < CAP_LOSS__COUNT; i++)
 		if (c->losses[i])
-			fprintf(out, "# lost: %" PRIu64 " %s\n", c->losses[i], cap_loss_name(i));
+			print_loss(out, i, c->losses[i]);
 	print_cpu_drops(out, c);
 	print_unnamed(out, m);
 }

@@ -18,7 +18,9 @@
  */
 #define STK_STACK_NOT_WANTED (-1000)	/* -K/-U left it out */
 #define STK_STACK_NONE (-1001)		/* none exists, nothing lost: a kernel thread's user
-					 * stack, the kernel stack of an event in user mode */
+					 * stack, the kernel stack of an event in user mode,
+					 * the user stack of a task in execve() between its
+					 * old image and the new one */
 
 /* Key of the counts maps: one row of an interval. */
 struct stk_key {
@@ -171,6 +173,12 @@ enum stk_cfa {
 	STK_CFA_RBP_DEREF = 6,	/* realigned stack (gcc's DRAP): CFA = *(rbp + (__s16)cfa_off) */
 	STK_CFA_UNSUPPORTED = 7,	/* any other rule: the stack ends here, counted */
 	STK_CFA_RSP8 = 8,	/* a frame over 64 KiB: CFA = rsp + 8 * cfa_off */
+	/*
+	 * glibc's vfork: `pop %rdi` keeps the return address in rdi across the system call (the
+	 * child shares the stack and would overwrite it): CFA = rsp + cfa_off, the return address
+	 * is rdi. The event's rdi is known at the leaf only: elsewhere the stack ends, counted.
+	 */
+	STK_CFA_RA_RDI = 9,
 	STK_CFA__COUNT
 };
 
@@ -223,11 +231,17 @@ struct stk_uproc {
  * of its stack through the `deferred` ring buffer instead of counting it, and stkrec walks it
  * with the same tables once it has read the process (record/unwind.c), then counts it.
  */
-#define STK_DEFER_STACK 8192	/* bytes of user stack copied, from sp up (perf: 8 KiB too) */
+/*
+ * Bytes of user stack copied, from sp up. perf's default is 8 KiB, but gcc's cc1 and bash
+ * recurse past it at their start, where events are deferred: most deferred walks that ran off
+ * an 8 KiB copy ended within 16 KiB (bench/run compile).
+ */
+#define STK_DEFER_STACK 16384
 
 struct stk_deferred {
 	struct stk_key key;	/* as it would have been counted; the user stack fields unused */
 	__u64 pc, sp, bp;	/* user registers at the event */
+	__u64 di;		/* rdi: the return address in a STK_CFA_RA_RDI leaf */
 	__u64 ts_ns;		/* bpf_ktime_get_ns() at the event */
 	__u32 gen;		/* generation whose stacks map holds key.kstack */
 	__u32 len;		/* bytes of stack copied */

@@ -33,4 +33,20 @@ for unwind in fp auto; do
 	check_eq "$name.total" $((n + m + 1)) "$(sum_folded "$tmp/$name.rep" '^wl_exec(_b)?;')" \
 		"$tmp/$name.rep"
 done
+
+# Inside the exec, from the drop of the old address space to the new image's registers, the
+# saved user registers are the old image's and its stack is gone: the events there (the new
+# image's mmaps by the kernel, caught by vm_unmapped_area) have no user stack, neither a cut
+# one nor one read from the new image's memory. (Before, they had the old image's execve leaf,
+# cut at an address in no known mapping: most of those in a profile of gcc compile loops.)
+rec between -q -o "$tmp/between.stk" t:mmap:vm_unmapped_area -- \
+	"$WL/wl_exec" 1 "$WL/wl_exec_b" 1
+check_eq between.exit 0 $? "$tmp/between.err"
+folded between "$tmp/between.stk" -P
+in_exec=$(sum_folded "$tmp/between.rep" '^wl_exec_b;(.*;)?load_elf_binary;')
+check_true between.events "events in load_elf_binary, got $in_exec" test "$in_exec" -gt 0 ||
+	show "$tmp/between.rep"
+check_eq between.no_user_stack "$in_exec" \
+	"$(sum_folded "$tmp/between.rep" '^wl_exec_b;entry_SYSCALL_64[a-z_]*;(.*;)?load_elf_binary;')" \
+	"$tmp/between.rep"
 e2e_done

@@ -13,8 +13,8 @@ depth=$(cat /proc/sys/kernel/perf_event_max_stack)
 rec deep -q -o "$tmp/deep.stk" "$tp" -- "$WL/wl_deep" "$n" $((depth * 2))
 check_eq deep.exit 0 $? "$tmp/deep.err"
 report deep "$tmp/deep.stk" -f
-check_eq deep.truncated_lost_line 1 \
-	"$(grep -c -x "# lost: $n user stacks truncated at the depth limit" "$tmp/deep.rerr")" \
+check_eq deep.truncated_line 1 \
+	"$(grep -c -x "# truncated: $n user stacks truncated at the depth limit (counted, innermost frames kept)" "$tmp/deep.rerr")" \
 	"$tmp/deep.rerr"
 check_eq deep.events "$n" "$(sum_folded "$tmp/deep.rep")" "$tmp/deep.rep"
 check_eq deep.user_frames "$depth" \

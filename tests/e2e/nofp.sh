@@ -4,7 +4,8 @@
 # and Debian's libc. Every event of a tracepoint, a uprobe and a USDT probe has the whole chain
 # from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
 # handler unwinds through the signal frame into the interrupted code; a stack deeper than the
-# limit is counted as truncated. With --unwind fp the same chains break (the feature matters).
+# limit is counted as truncated; a deferred walk reads past 8 KiB of stack; vfork's return
+# address is taken from rdi. With --unwind fp the same chains break (the feature matters).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -75,6 +76,25 @@ check_eq nofp.command.whole_chain "$n" \
 	"$(sum_folded "$tmp/cmd.rep" "$(whole wl_syscall wl_outer wl_middle wl_getppid)")" \
 	"$tmp/cmd.rep"
 
+# -- COMMAND 90 levels deep at over 128 bytes a level: the deferred events' walks read past 8
+# KiB of stack (STK_DEFER_STACK, perf's 8 KiB once). Still all N whole.
+levels=$(printf 'wl_recurse_wide;%.0s' $(seq 90))
+rec cmddeep -q -o "$tmp/cmddeep.stk" "$tp" -- "$NOFP/wl_deep" "$n" 90 1 1
+check_eq nofp.command_deep.exit 0 $? "$tmp/cmddeep.err"
+folded cmddeep "$tmp/cmddeep.stk" -P
+check_eq nofp.command_deep.whole_chain "$n" \
+	"$(sum_folded "$tmp/cmddeep.rep" "$(whole wl_deep "${levels}wl_deep_getppid")")" \
+	"$tmp/cmddeep.rep"
+
+# glibc's vfork keeps its return address in rdi across the system call (CFI: ra in rdi): the
+# walk takes it from the event's registers, in BPF and in stkrec (the first events, deferred).
+rec vfork -q -o "$tmp/vfork.stk" t:syscalls:sys_exit_vfork -- "$WL/wl_vfork" "$n"
+check_eq nofp.vfork.exit 0 $? "$tmp/vfork.err"
+folded vfork "$tmp/vfork.stk" -P
+check_eq nofp.vfork.whole_chain "$n" \
+	"$(sum_folded "$tmp/vfork.rep" "$(whole wl_vfork vf_outer vf_middle '(__)?vfork')")" \
+	"$tmp/vfork.rep"
+
 # 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf (at least 40 samples
 # of the ~300 nominal: a host whose hypervisor steals CPU gave the burner 56 once).
 wl_bg burn "$NOFP/wl_burner" -v 6
@@ -90,7 +110,7 @@ rec deep -q -o "$tmp/deep.stk" "$tp" -- "$NOFP/wl_deep" 100 $((depth * 2))
 check_eq nofp.deep.exit 0 $? "$tmp/deep.err"
 report deep "$tmp/deep.stk" -f
 check_eq nofp.deep.truncated 1 \
-	"$(grep -c -x '# lost: 100 user stacks truncated at the depth limit' "$tmp/deep.rerr")" \
+	"$(grep -c -x '# truncated: 100 user stacks truncated at the depth limit (counted, innermost frames kept)' "$tmp/deep.rerr")" \
 	"$tmp/deep.rerr"
 check_eq nofp.deep.frames "$depth" \
 	"$(head -n1 "$tmp/deep.rep" | tr ';' '\n' | grep -c -E '^(wl_recurse|wl_deep_getppid|syscall)$')" \

@@ -27,7 +27,7 @@
 #define MAX_ROWS (1u << 26)
 
 static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt", "signal",
-					  "rbp_deref", "unsupported", "rsp8" };
+					  "rbp_deref", "unsupported", "rsp8", "ra_rdi" };
 static const char *const why_names[] = { "ra", "cfa_reg", "cfa_off", "cfa_expr", "rbp" };
 
 struct shape {

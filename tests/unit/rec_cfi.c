@@ -31,7 +31,7 @@
 /* ---- rows as text: "10000 rsp+8, 10001 rsp+16 rbp@cfa-16, 10010 gap" ----------------------- */
 
 static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt",
-							 "signal", "*rbp", "unsupported", "rsp8" };
+							 "signal", "*rbp", "unsupported", "rsp8", "ra_rdi" };
 
 static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 {
@@ -45,6 +45,8 @@ static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 		n = snprintf(buf, sz, "plt/%u", r->cfa_off);
 	else if (cfa == STK_CFA_RBP_DEREF)
 		n = snprintf(buf, sz, "*(rbp%+d)", (int16_t)r->cfa_off);
+	else if (cfa == STK_CFA_RA_RDI)
+		n = snprintf(buf, sz, "rsp+%u ra@rdi", r->cfa_off);
 	else
 		n = snprintf(buf, sz, "%s", cfa < STK_CFA__COUNT ? kind_names[cfa] : "?");
 	if (rbp)
@@ -229,6 +231,26 @@ static bool oracle_signal(Dwarf_Frame *fr)
 	       reg_saved_at_rsp(fr, 6, 120);
 }
 
+/* vfork's: the return address in rdi (libdw: DW_OP_regx 5), CFA = rsp + N, rbp unchanged. */
+static bool oracle_ra_rdi(Dwarf_Frame *fr, const Dwarf_Op *ra, size_t nra, struct stk_urow *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+
+	if (nra != 1 || ra[0].atom != DW_OP_regx || ra[0].number != 5)
+		return false;
+	if (dwarf_frame_cfa(fr, &ops, &n) || n != 1 || !is_breg(&ops[0], 7, &off) || off < 0 ||
+	    off > 65535)
+		return false;
+	/* rbp: same value (libdw: no ops, NULL), not undefined (no ops, not NULL) nor saved */
+	if (dwarf_frame_register(fr, 6, mem, &ops, &n) || n || ops)
+		return false;
+	r->kind = STK_CFA_RA_RDI;
+	r->cfa_off = (uint16_t)off;
+	return true;
+}
+
 /* libdw's CFI of one object: .eh_frame's, and .debug_frame's when it has one. */
 struct oracle_cfi {
 	Dwarf_CFI *eh, *dbg;
@@ -255,8 +277,9 @@ static int oracle_one(Dwarf_CFI *cfi, uint64_t vaddr, struct stk_urow *r)
 		r->kind = STK_CFA_END;
 	else if (signal && oracle_signal(fr))
 		r->kind = STK_CFA_SIGNAL;
-	else if (!saved_at(ops, n, &base, &off) || base != -1 || off != -8 || !oracle_cfa(fr, r) ||
-		 !oracle_rbp(fr, r))
+	else if (!oracle_ra_rdi(fr, ops, n, r) &&
+		 (!saved_at(ops, n, &base, &off) || base != -1 || off != -8 || !oracle_cfa(fr, r) ||
+		  !oracle_rbp(fr, r)))
 		*r = unsupported();
 	free(fr);
 	return 0;
@@ -1161,6 +1184,38 @@ static void test_return_address(void)
 	expect_err("test_rec_cfi_ra_column", &b, NULL, 0, 1000, -EBADMSG);
 }
 
+/*
+ * glibc's vfork: `pop %rdi` keeps the return address in rdi (CFA = rsp + 0, then rsp + 8 after
+ * `push %rdi`). The return address in another register, or with a CFA not from rsp, is not a
+ * row the walker follows.
+ */
+static void test_ra_in_rdi(void)
+{
+	struct bb b = { .n = 0 };
+	size_t cie = std_cie(&b, DW_EH_PE_udata4), f = fde(&b, cie, 0x10000, 0x22);
+
+	adv(&b, 1);
+	op1(&b, DW_CFA_def_cfa_offset, 0);
+	op2(&b, DW_CFA_register, 16, 5);
+	adv(&b, 8);
+	op1(&b, DW_CFA_def_cfa_offset, 8);
+	end(&b, f);
+	f = fde(&b, cie, 0x10040, 0x10);
+	adv(&b, 1);
+	op2(&b, DW_CFA_register, 16, 1);	/* rdx: __longjmp's */
+	adv(&b, 1);
+	op2(&b, DW_CFA_register, 16, 5);
+	op2(&b, DW_CFA_def_cfa, 6, 16);	/* CFA from rbp */
+	adv(&b, 1);
+	op2(&b, DW_CFA_def_cfa, 7, 8);
+	u8(&b, DW_CFA_offset | 6);	/* rbp saved: the row has no room for it */
+	uleb(&b, 2);
+	end(&b, f);
+	expect_rows("test_rec_cfi_ra_in_rdi", &b, NULL, 0,
+		    "10000 rsp+8, 10001 rsp+0 ra@rdi, 10009 rsp+8 ra@rdi, 10022 gap, 10040 rsp+8, "
+		    "10041 unsupported, 10050 gap");
+}
+
 static void test_cfa_rules(void)
 {
 	struct bb b = { .n = 0 };
@@ -1994,6 +2049,7 @@ static void test_synthetic(void)
 	test_factored_forms();
 	test_rbp_rules();
 	test_return_address();
+	test_ra_in_rdi();
 	test_cfa_rules();
 	test_plt();
 	test_signal();

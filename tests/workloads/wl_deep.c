@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl_deep N DEPTH [SPREAD]: enters getppid(2) exactly N times, the i-th time DEPTH + i % SPREAD
- * frames deep in wl_recurse (SPREAD 1 by default: one stack). With DEPTH above
+ * wl_deep N DEPTH [SPREAD [WIDE]]: enters getppid(2) exactly N times, the i-th time
+ * DEPTH + i % SPREAD frames deep in wl_recurse (SPREAD 1 by default: one stack). With DEPTH above
  * kernel.perf_event_max_stack (127 by default) every user stack is cut at the depth limit; with
- * SPREAD > 1 the events fall on SPREAD distinct stacks (tests/e2e/losses.sh).
+ * SPREAD > 1 the events fall on SPREAD distinct stacks (tests/e2e/losses.sh). WIDE 1 recurses in
+ * wl_recurse_wide instead, whose frames take over 128 bytes each: 90 levels run past 8 KiB of
+ * stack (tests/e2e/nofp.sh, deferred walks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,19 +28,34 @@ __attribute__((noinline)) void wl_recurse(unsigned long depth)
 	__asm__ __volatile__("");	/* not a tail call: every level keeps its frame */
 }
 
+__attribute__((noinline)) void wl_recurse_wide(unsigned long depth)
+{
+	volatile char pad[128];
+
+	pad[0] = (char)depth;
+	if (depth > 1)
+		wl_recurse_wide(depth - 1);
+	else
+		wl_deep_getppid();
+	pad[1] = pad[0];	/* not a tail call: every level keeps its frame */
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n, depth, spread = 1;
+	void (*recurse)(unsigned long) = wl_recurse;
 
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: %s N DEPTH [SPREAD]\n", argv[0]);
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: %s N DEPTH [SPREAD [WIDE]]\n", argv[0]);
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 0);
 	depth = strtoul(argv[2], NULL, 0);
-	if (argc == 4)
+	if (argc >= 4)
 		spread = strtoul(argv[3], NULL, 0);
+	if (argc == 5 && strtoul(argv[4], NULL, 0))
+		recurse = wl_recurse_wide;
 	for (unsigned long i = 0; i < n; i++)
-		wl_recurse(depth + i % (spread ? spread : 1));
+		recurse(depth + i % (spread ? spread : 1));
 	return 0;
 }
