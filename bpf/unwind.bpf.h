@@ -90,11 +90,20 @@ struct uwalk {
 	bool entry;		/* the leaf is a function's first instruction (uprobe) */
 };
 
+/*
+ * Rows found by earlier walks on this CPU, by a hash of (table, pc): a hint, checked before use
+ * (find_urow()), so a stale or colliding one costs two row reads and nothing else. Most events
+ * repeat the frames of earlier ones (a probe in a loop, a sampled program's outer frames), and a
+ * binary search of libc's table takes 15 bpf_loop() steps: a quarter of a uprobe's walk.
+ */
+#define UROW_HINTS 256
+
 /* What bpf_loop() hands each step: pointers only (they cannot live in a map value). */
 struct uwalk_ctx {
 	struct uwalk *w;
 	struct stk_stack *out;
 	struct stk_uproc *proc;
+	__u32 *hints;		/* [UROW_HINTS], in the per-CPU scratch slot */
 };
 
 /* One mapping of the scan in find_umap(): is w->pc in mapping i? Called by bpf_loop(). */
@@ -158,19 +167,50 @@ static long urow_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/*
+ * Row idx if it is the one find_urow() would find for rel in m's table: its pc is <= rel and
+ * it is the last row or the next row's is above. Rows are sorted, so that is exactly the
+ * answer of the binary search, whatever wrote idx.
+ */
+static __always_inline const struct stk_urow *hinted_row(__u32 idx, const struct stk_umap *m,
+							 __u32 rel)
+{
+	const struct stk_urow *row, *next;
+	__u32 at = idx - m->first;	/* unsigned: an idx below first is out of range too */
+
+	if (at >= m->nrows)
+		return NULL;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row || row->pc > rel)
+		return NULL;
+	if (at + 1 == m->nrows)
+		return row;
+	idx++;
+	next = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return next && next->pc > rel ? row : NULL;
+}
+
 /* The last row of m's table whose pc is <= rel, or NULL (below the first row). */
-static __always_inline const struct stk_urow *find_urow(const struct stk_umap *m, __u64 rel)
+static __always_inline const struct stk_urow *find_urow(__u32 *hints, const struct stk_umap *m,
+							__u64 rel)
 {
 	struct usearch s = { .lo = 0, .hi = m->nrows, .first = m->first, .rel = rel };
 	const struct stk_urow *row;
-	__u32 idx;
+	__u32 idx, slot;
 
 	if (rel >> 32)
 		return NULL;
+	slot = ((__u32)rel ^ (__u32)(rel >> 7) ^ m->first) & (UROW_HINTS - 1);
+	row = hinted_row(hints[slot], m, rel);
+	if (row)
+		return row;
 	bpf_loop(UROW_STEPS, urow_step, &s, 0);
 	idx = s.first + s.lo;
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	return row && row->pc <= (__u32)rel ? row : NULL;
+	if (!row || row->pc > (__u32)rel)
+		return NULL;
+	hints[slot] = idx;
+	return row;
 }
 
 static __always_inline long walk_end(struct uwalk *w, __u32 stop)
@@ -343,20 +383,21 @@ static long walk_step(__u32 i, void *ctx)
 		return fp_step(w, STK_STOP_NO_CFI);
 	/* A return address may be one past the last instruction of its function (a call to a
 	 * noreturn function): look the caller's call instruction up instead. */
-	row = find_urow(&w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
+	row = find_urow(c->hints, &w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
 	if (!row)
 		return fp_step(w, STK_STOP_NO_CFI);
 	return row_step(c, row);
 }
 
 /*
- * Walk the user stack from the given registers into out, with w as scratch state. Returns the
- * stack's hash; out->nr and out->stop are set.
+ * Walk the user stack from the given registers into out, with w as scratch state and hints as
+ * the CPU's row hints (UROW_HINTS of them). Returns the stack's hash; out->nr and out->stop are
+ * set.
  */
 static __always_inline __u64 walk_user_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp, bool entry,
-					     struct uwalk *w, struct stk_stack *out)
+					     struct uwalk *w, __u32 *hints, struct stk_stack *out)
 {
-	struct uwalk_ctx c = { .w = w, .out = out };
+	struct uwalk_ctx c = { .w = w, .out = out, .hints = hints };
 
 	__builtin_memset(w, 0, sizeof(*w));
 	w->pc = pc;
