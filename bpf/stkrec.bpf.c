@@ -5,9 +5,10 @@
  * Every trigger (perf timer, tracepoint, uprobe, USDT, kprobe) calls count_event_at() with the
  * probe id, which user space put in the BPF cookie of the attachment. Stacks are copied into a
  * per-CPU scratch slot (bpf_get_stack(), or the CFI walker of unwind.bpf.h for user stacks),
- * hashed, and stored once per generation in a hash map keyed by that hash; the counts map keys
- * on the hashes. Two generations of maps (counts0/stacks0, counts1/stacks1) let user space drain one
- * while the programs fill the other: see docs/bpf.md, "drain protocol".
+ * hashed, and stored once per generation in a hash map keyed by that hash; the counts map counts
+ * the keys that name those hashes, by a digest of each key. Two generations of maps
+ * (counts0/stacks0, counts1/stacks1) let user space drain one while the programs fill the
+ * other: see docs/bpf.md, "drain protocol".
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -48,8 +49,8 @@ __u32 seen_epoch;
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_HASH);			\
 		__uint(max_entries, 40960);				\
-		__type(key, struct stk_key);				\
-		__type(value, __u64);					\
+		__type(key, __u64);	/* key_digest() */		\
+		__type(value, struct stk_count);			\
 	} name SEC(".maps")
 
 /*
@@ -208,6 +209,7 @@ struct scratch {
 	struct stk_deferred defer;	/* a deferred event, built here and sent by its length */
 	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
+	struct stk_count fresh;	/* a new counts entry, built here */
 };
 
 struct {
@@ -542,26 +544,46 @@ static __always_inline void store_stack_again(void *stacks, __u64 *nstored, __u6
 }
 
 /*
+ * The counts maps' key: a digest of the whole struct stk_key, keyed like the stack hashes. A
+ * map keyed by the struct itself hashed (jhash) and compared its 80 bytes at every event, about
+ * 50 ns; two keys with one digest would be counted as one, as unlikely as two stacks with one
+ * hash (docs/bpf.md 2).
+ */
+static __always_inline __u64 key_digest(const struct stk_key *key)
+{
+	const __u64 *w = (const __u64 *)key;
+	__u64 h = cfg_hash_seed ^ 0x6b6579;	/* "key": not the stacks' starting value */
+
+	for (int i = 0; i < sizeof(*key) / sizeof(__u64); i++)
+		h = hash_frame(h, w[i]);
+	return h;
+}
+
+/*
  * Add v to key's count. counts must be a map pointer the verifier knows (see count_in): always
- * inline, called with a constant map.
+ * inline, called with a constant map. fresh: room for a new entry's value (scratch, not the BPF
+ * stack: 88 bytes).
  */
 static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struct stk_key *key,
-				       __u64 v)
+				       __u64 v, struct stk_count *fresh)
 {
-	__u64 *count = bpf_map_lookup_elem(counts, key);
+	__u64 id = key_digest(key);
+	struct stk_count *c = bpf_map_lookup_elem(counts, &id);
 
-	if (count) {
-		__sync_fetch_and_add(count, v);
+	if (c) {
+		__sync_fetch_and_add(&c->count, v);
 		return;
 	}
-	if (!bpf_map_update_elem(counts, key, &v, BPF_NOEXIST)) {
+	fresh->count = v;
+	fresh->key = *key;
+	if (!bpf_map_update_elem(counts, &id, fresh, BPF_NOEXIST)) {
 		__sync_fetch_and_add(nkeys_g, 1);
 		return;
 	}
 	/* Another CPU may have inserted the same key between our lookup and update. */
-	count = bpf_map_lookup_elem(counts, key);
-	if (count)
-		__sync_fetch_and_add(count, v);
+	c = bpf_map_lookup_elem(counts, &id);
+	if (c)
+		__sync_fetch_and_add(&c->count, v);
 	else
 		stat_add(STK_STAT_COUNTS_FULL);
 }
@@ -590,7 +612,7 @@ static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, stru
 	store_stack_again(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u,
 			  STK_STAT_USTACK_FULL, &sc->stored[1]);
 	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
-		counts_add(counts, &nkeys[g], key, 1);
+		counts_add(counts, &nkeys[g], key, 1, &sc->fresh);
 	return true;
 }
 
@@ -1006,7 +1028,8 @@ static __always_inline bool defer_time(__u32 tid, __u64 us)
 }
 
 /* next runs again: its blocked time, in microseconds, goes to generation g. */
-static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g)
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g,
+					     struct scratch *sc)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
@@ -1027,9 +1050,9 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	if (deferred && defer_time(tid, us))
 		return;
 	if (g)
-		counts_add(&counts1, &nkeys[1], &key, us);
+		counts_add(&counts1, &nkeys[1], &key, us, &sc->fresh);
 	else
-		counts_add(&counts0, &nkeys[0], &key, us);
+		counts_add(&counts0, &nkeys[0], &key, us, &sc->fresh);
 }
 
 /*
@@ -1049,7 +1072,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	seq = *(volatile __u32 *)&gen_seq;
 	offcpu_switch_out(ctx, prev, now, sc);
-	offcpu_switch_in(next, now, seq & 1);
+	offcpu_switch_in(next, now, seq & 1, sc);
 	leave(nest, seq);
 	return 0;
 }
