@@ -368,6 +368,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 {
 	struct bpf_perf_event_data *pe = ctx;
 	struct pt_regs *regs = ctx;
+	__u64 pc, sp, bp;
 
 	/* CPL 3 in cs: the sample hit user mode */
 	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
@@ -382,11 +383,21 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->bp = regs->bp;
 		return;
 	}
-	/* a BTF pointer: plain loads, not three bpf_probe_read_kernel() calls */
+	/*
+	 * A BTF pointer: plain loads, not three bpf_probe_read_kernel() calls. The empty asm keeps
+	 * clang from merging them with the ctx loads above into loads from a pointer chosen at run
+	 * time, which the verifier rejects ("dereference of modified ctx ptr").
+	 */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	r->pc = regs->ip;
-	r->sp = regs->sp;
-	r->bp = regs->bp;
+	pc = regs->ip;
+	sp = regs->sp;
+	bp = regs->bp;
+	barrier_var(pc);
+	barrier_var(sp);
+	barrier_var(bp);
+	r->pc = pc;
+	r->sp = sp;
+	r->bp = bp;
 }
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
