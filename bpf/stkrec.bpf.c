@@ -5,9 +5,10 @@
  * Every trigger (perf timer, tracepoint, uprobe, USDT, kprobe) calls count_event_at() with the
  * probe id, which user space put in the BPF cookie of the attachment. Stacks are copied into a
  * per-CPU scratch slot (bpf_get_stack(), or the CFI walker of unwind.bpf.h for user stacks),
- * hashed, and stored once per generation in a hash map keyed by that hash; the counts map keys
- * on the hashes. Two generations of maps (counts0/stacks0, counts1/stacks1) let user space drain one
- * while the programs fill the other: see docs/bpf.md, "drain protocol".
+ * hashed, and stored once per generation in a hash map keyed by that hash; the counts map counts
+ * the keys that name those hashes, by a digest of each key. Two generations of maps
+ * (counts0/stacks0, counts1/stacks1) let user space drain one while the programs fill the
+ * other: see docs/bpf.md, "drain protocol".
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -48,8 +49,8 @@ __u32 seen_epoch;
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_HASH);			\
 		__uint(max_entries, 40960);				\
-		__type(key, struct stk_key);				\
-		__type(value, __u64);					\
+		__type(key, __u64);	/* key_digest() */		\
+		__type(value, struct stk_count);			\
 	} name SEC(".maps")
 
 /*
@@ -194,20 +195,23 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event and the walk: 17 KiB (a per-CPU value may have
- * 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a perf-event sample
- * can interrupt a program on its CPU, so one slot per CPU is not enough: `nesting` hands out
- * slots by depth of nesting. A deferred event is built in its own slot of the same depth
- * (defer_slots): with its 16 KiB of stack it does not fit beside the rest.
+ * Scratch space for the two stacks of an event, the walk and the walker's row hints: some 19 KiB
+ * (a per-CPU value may have 32), far over the 512-byte BPF stack. Uprobe programs run
+ * preemptible and a perf-event sample can interrupt a program on its CPU, so one slot per CPU
+ * is not enough: `nesting` hands out slots by depth of nesting. A deferred event is built in its
+ * own slot of the same depth (defer_slots): with its 16 KiB of stack it does not fit beside the
+ * rest.
  */
 #define NEST_MAX 4
 
 struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
+	__u32 row_hints[UROW_HINTS];	/* the walker's, kept from walk to walk */
 	__u32 level;		/* the slot's nesting depth: its defer_slots entry */
 	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
+	struct stk_count fresh;	/* a new counts entry, built here */
 };
 
 struct {
@@ -317,10 +321,15 @@ static __always_inline __u64 note_first_seen(__u32 tgid)
 	return image;
 }
 
-/* A kernel thread has no user stack. */
-static __always_inline bool is_kthread(struct task_struct *task)
+/*
+ * A kernel thread has no user stack. The BTF task pointer lets the verifier turn both reads
+ * into plain loads: two bpf_probe_read_kernel() calls cost 30-40 ns an event.
+ */
+static __always_inline bool current_is_kthread(void)
 {
-	return !BPF_CORE_READ(task, mm) || (BPF_CORE_READ(task, flags) & PF_KTHREAD);
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return !task->mm || (task->flags & PF_KTHREAD);
 }
 
 static __always_inline __u64 hash_frames(const struct stk_stack *s, __u32 n)
@@ -364,6 +373,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 {
 	struct bpf_perf_event_data *pe = ctx;
 	struct pt_regs *regs = ctx;
+	__u64 pc, sp, bp, di;
 
 	/* CPL 3 in cs: the sample hit user mode */
 	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
@@ -380,11 +390,24 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->di = regs->di;
 		return;
 	}
+	/*
+	 * A BTF pointer: plain loads, not three bpf_probe_read_kernel() calls. The empty asm keeps
+	 * clang from merging them with the ctx loads above into loads from a pointer chosen at run
+	 * time, which the verifier rejects ("dereference of modified ctx ptr").
+	 */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	r->pc = BPF_CORE_READ(regs, ip);
-	r->sp = BPF_CORE_READ(regs, sp);
-	r->bp = BPF_CORE_READ(regs, bp);
-	r->di = BPF_CORE_READ(regs, di);
+	pc = regs->ip;
+	sp = regs->sp;
+	bp = regs->bp;
+	di = regs->di;
+	barrier_var(pc);
+	barrier_var(sp);
+	barrier_var(bp);
+	barrier_var(di);
+	r->pc = pc;
+	r->sp = sp;
+	r->bp = bp;
+	r->di = di;
 }
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
@@ -397,7 +420,7 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
 	if (cfg_unwind == STK_UNWIND_FP)
 		h = copy_stack(ctx, s, BPF_F_USER_STACK, err);
 	else
-		h = walk_user_stack(tgid, r, entry, &sc->walk, s);
+		h = walk_user_stack(tgid, r, entry, &sc->walk, sc->row_hints, s);
 	if (!h)
 		stat_add(STK_STAT_USTACK_MISSING);
 	return h;
@@ -409,21 +432,24 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
  * a new mm until then), just before the new registers. The saved user registers are still the
  * old image's, whose stack and code are gone: a walk from them reads the new image's memory.
  */
-static __always_inline bool between_images(struct task_struct *task)
+static __always_inline bool between_images(void)
 {
-	return !BPF_CORE_READ(task, mm, end_code);
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return !task->mm->end_code;
 }
 
-/* Is there a user stack to take? If not, *err says why (STK_STACK_*). */
-static __always_inline bool user_stack_wanted(__s32 *err)
+/*
+ * Is there a user stack to take? If not, *err says why (STK_STACK_*). from: an event whose ctx
+ * holds user registers (uprobe, USDT) is in a user task, running its image.
+ */
+static __always_inline bool user_stack_wanted(enum uregs_from from, __s32 *err)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
 	if (!cfg_ustacks) {
 		*err = STK_STACK_NOT_WANTED;
 		return false;
 	}
-	if (is_kthread(task) || between_images(task)) {
+	if (from != UREGS_CTX && (current_is_kthread() || between_images())) {
 		*err = STK_STACK_NONE;
 		return false;
 	}
@@ -487,13 +513,22 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 	return !bpf_ringbuf_output(&deferred, d, offsetof(struct stk_deferred, stack) + len, 0);
 }
 
-/* The kernel stack into s: its hash, or 0 with *err set. kskip: frames of BPF machinery. */
-static __always_inline __u64 kernel_stack(void *ctx, __u32 kskip, struct stk_stack *s, __s32 *err)
+/*
+ * The kernel stack into s: its hash, or 0 with *err set. kskip: frames of BPF machinery. from:
+ * an event whose ctx holds user registers (uprobe, USDT) has no kernel stack, and the kernel
+ * would tell so only after zeroing the whole buffer (80 ns an event): say it here.
+ */
+static __always_inline __u64 kernel_stack(void *ctx, enum uregs_from from, __u32 kskip,
+					  struct stk_stack *s, __s32 *err)
 {
 	__u64 h;
 
 	if (!cfg_kstacks) {
 		*err = STK_STACK_NOT_WANTED;
+		return 0;
+	}
+	if (from == UREGS_CTX) {
+		*err = STK_STACK_NONE;
 		return 0;
 	}
 	h = copy_stack(ctx, s, kskip & BPF_F_SKIP_FIELD_MASK, err);
@@ -546,26 +581,46 @@ static __always_inline void store_stack_again(void *stacks, __u64 *nstored, __u6
 }
 
 /*
+ * The counts maps' key: a digest of the whole struct stk_key, keyed like the stack hashes. A
+ * map keyed by the struct itself hashed (jhash) and compared its 80 bytes at every event, about
+ * 50 ns; two keys with one digest would be counted as one, as unlikely as two stacks with one
+ * hash (docs/bpf.md 2).
+ */
+static __always_inline __u64 key_digest(const struct stk_key *key)
+{
+	const __u64 *w = (const __u64 *)key;
+	__u64 h = cfg_hash_seed ^ 0x6b6579;	/* "key": not the stacks' starting value */
+
+	for (int i = 0; i < sizeof(*key) / sizeof(__u64); i++)
+		h = hash_frame(h, w[i]);
+	return h;
+}
+
+/*
  * Add v to key's count. counts must be a map pointer the verifier knows (see count_in): always
- * inline, called with a constant map.
+ * inline, called with a constant map. fresh: room for a new entry's value (scratch, not the BPF
+ * stack: 88 bytes).
  */
 static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struct stk_key *key,
-				       __u64 v)
+				       __u64 v, struct stk_count *fresh)
 {
-	__u64 *count = bpf_map_lookup_elem(counts, key);
+	__u64 id = key_digest(key);
+	struct stk_count *c = bpf_map_lookup_elem(counts, &id);
 
-	if (count) {
-		__sync_fetch_and_add(count, v);
+	if (c) {
+		__sync_fetch_and_add(&c->count, v);
 		return;
 	}
-	if (!bpf_map_update_elem(counts, key, &v, BPF_NOEXIST)) {
+	fresh->count = v;
+	fresh->key = *key;
+	if (!bpf_map_update_elem(counts, &id, fresh, BPF_NOEXIST)) {
 		__sync_fetch_and_add(nkeys_g, 1);
 		return;
 	}
 	/* Another CPU may have inserted the same key between our lookup and update. */
-	count = bpf_map_lookup_elem(counts, key);
-	if (count)
-		__sync_fetch_and_add(count, v);
+	c = bpf_map_lookup_elem(counts, &id);
+	if (c)
+		__sync_fetch_and_add(&c->count, v);
 	else
 		stat_add(STK_STAT_COUNTS_FULL);
 }
@@ -594,7 +649,7 @@ static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, stru
 	store_stack_again(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u,
 			  STK_STAT_USTACK_FULL, &sc->stored[1]);
 	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
-		counts_add(counts, &nkeys[g], key, 1);
+		counts_add(counts, &nkeys[g], key, 1, &sc->fresh);
 	return true;
 }
 
@@ -694,9 +749,9 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	if (cfg_unwind == STK_UNWIND_FP)
 		key.uret = uret;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.kstack = kernel_stack(ctx, kskip, &sc->k, &key.kerr);
+	key.kstack = kernel_stack(ctx, from, kskip, &sc->k, &key.kerr);
 	sc->walk.waits = false;
-	if (user_stack_wanted(&key.uerr)) {
+	if (user_stack_wanted(from, &key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
 			user_regs(ctx, from, &r);
 		key.ustack = user_stack(ctx, &r, tgid, entry, sc, &key.uerr);
@@ -984,9 +1039,9 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	 * The kernel walk starts inside the tracing machinery: this program and bpf_trace_run4()
 	 * sit above __schedule(). Skip them, as the trampoline frames of fentry are.
 	 */
-	st.key.kstack = kernel_stack(ctx, OFFCPU_KSKIP, &sc->k, &st.key.kerr);
+	st.key.kstack = kernel_stack(ctx, UREGS_TASK, OFFCPU_KSKIP, &sc->k, &st.key.kerr);
 	sc->walk.waits = false;
-	if (user_stack_wanted(&st.key.uerr)) {
+	if (user_stack_wanted(UREGS_TASK, &st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
 			user_regs(ctx, UREGS_TASK, &r);
 		st.key.ustack = user_stack(ctx, &r, tgid, false, sc, &st.key.uerr);
@@ -1015,7 +1070,8 @@ static __always_inline bool defer_time(__u32 tid, __u64 us)
 }
 
 /* next runs again: its blocked time, in microseconds, goes to generation g. */
-static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g)
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g,
+					     struct scratch *sc)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
@@ -1036,9 +1092,9 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	if (deferred && defer_time(tid, us))
 		return;
 	if (g)
-		counts_add(&counts1, &nkeys[1], &key, us);
+		counts_add(&counts1, &nkeys[1], &key, us, &sc->fresh);
 	else
-		counts_add(&counts0, &nkeys[0], &key, us);
+		counts_add(&counts0, &nkeys[0], &key, us, &sc->fresh);
 }
 
 /*
@@ -1058,7 +1114,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	seq = *(volatile __u32 *)&gen_seq;
 	offcpu_switch_out(ctx, prev, now, sc);
-	offcpu_switch_in(next, now, seq & 1);
+	offcpu_switch_in(next, now, seq & 1, sc);
 	leave(nest, seq);
 	return 0;
 }

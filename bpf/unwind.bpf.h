@@ -92,6 +92,13 @@ static __always_inline __u32 frame_index(__u32 n)
 }
 
 /*
+ * The walk copies the top 1 KiB of the user stack once and reads the frames in it from the
+ * copy: a bpf_probe_read_user() per frame cost about 50 ns (the fault-safe copy and hardened
+ * usercopy's checks), most of a shallow stack's walk; the copy costs one.
+ */
+#define UWIN_WORDS 128
+
+/*
  * The walk's state. It lives in the per-CPU scratch slot, not on the BPF stack: the verifier
  * does not track what a map value holds, so every bpf_loop() iteration of walk_step() starts in
  * the same verifier state (the frame count on the stack would differ each time, and the
@@ -110,13 +117,25 @@ struct uwalk {
 	bool waits;		/* stopped only because stkrec has not read a mapping yet */
 	bool exact;		/* pc is the interrupted instruction, not a return address */
 	bool entry;		/* the leaf is a function's first instruction (uprobe) */
+	__u64 win_base;		/* the user address of win[0]: the event's sp */
+	__u32 win_len;		/* bytes in win: sizeof(win), or 0 when that read failed */
+	__u64 win[UWIN_WORDS];	/* the top of the user stack (read_words()); not zeroed */
 };
+
+/*
+ * Rows found by earlier walks on this CPU, by a hash of (table, pc): a hint, checked before use
+ * (find_urow()), so a stale or colliding one costs two row reads and nothing else. Most events
+ * repeat the frames of earlier ones (a probe in a loop, a sampled program's outer frames), and a
+ * binary search of libc's table takes 15 bpf_loop() steps: a quarter of a uprobe's walk.
+ */
+#define UROW_HINTS 256
 
 /* What bpf_loop() hands each step: pointers only (they cannot live in a map value). */
 struct uwalk_ctx {
 	struct uwalk *w;
 	struct stk_stack *out;
 	struct stk_uproc *proc;
+	__u32 *hints;		/* [UROW_HINTS], in the per-CPU scratch slot */
 };
 
 /* One mapping of the scan in find_umap(): is w->pc in mapping i? Called by bpf_loop(). */
@@ -182,26 +201,84 @@ static long urow_step(__u32 i, void *ctx)
 }
 
 /*
- * The last row of m's table whose pc is <= rel, or NULL (below the first row). The chunk is
+ * Row idx of the chunk if it is the one find_urow() would find for rel in m's table: its pc is
+ * <= rel and it is the last row or the next row's is above. Rows are sorted, so that is exactly
+ * the answer of the binary search, whatever wrote idx.
+ */
+static __always_inline const struct stk_urow *hinted_row(void *chunk, __u32 idx,
+							 const struct stk_umap *m, __u32 rel)
+{
+	const struct stk_urow *row, *next;
+	__u32 at = idx - m->first;	/* unsigned: an idx below first is out of range too */
+
+	if (at >= m->nrows)
+		return NULL;
+	row = bpf_map_lookup_elem(chunk, &idx);
+	if (!row || row->pc > rel)
+		return NULL;
+	if (at + 1 == m->nrows)
+		return row;
+	idx++;
+	next = bpf_map_lookup_elem(chunk, &idx);
+	return next && next->pc > rel ? row : NULL;
+}
+
+/*
+ * The last row of m's table whose pc is <= rel, or NULL (below the first row): the CPU's hint
+ * for rel when it holds, else a binary search, whose answer becomes the hint. The chunk is
  * looked up once per frame; the map pointer rides in the search state on the stack, where the
  * verifier keeps its type for the callback.
  */
-static __always_inline const struct stk_urow *find_urow(const struct stk_umap *m, __u64 rel)
+static __always_inline const struct stk_urow *find_urow(__u32 *hints, const struct stk_umap *m,
+							__u64 rel)
 {
 	struct usearch s = { .lo = 0, .hi = m->nrows, .first = m->first, .rel = rel };
 	const struct stk_urow *row;
-	__u32 slot = m->chunk, idx;
+	__u32 chunk = m->chunk, idx, slot;
 
 	if (rel >> 32)
 		return NULL;
 	/* stkrec fills a chunk before it writes a mapping naming it: none means no rows */
-	s.chunk = bpf_map_lookup_elem(&unwind_chunks, &slot);
+	s.chunk = bpf_map_lookup_elem(&unwind_chunks, &chunk);
 	if (!s.chunk)
 		return NULL;
+	slot = ((__u32)rel ^ (__u32)(rel >> 7) ^ m->first) & (UROW_HINTS - 1);
+	row = hinted_row(s.chunk, hints[slot], m, rel);
+	if (row)
+		return row;
 	bpf_loop(UROW_STEPS, urow_step, &s, 0);
 	idx = s.first + s.lo;
 	row = bpf_map_lookup_elem(s.chunk, &idx);
-	return row && row->pc <= (__u32)rel ? row : NULL;
+	if (!row || row->pc > (__u32)rel)
+		return NULL;
+	hints[slot] = idx;
+	return row;
+}
+
+/* The word at addr from the copy (read_words() checked that it holds it). */
+static __always_inline __u64 win_word(const struct uwalk *w, __u64 addr)
+{
+	__u32 i = (addr - w->win_base) / 8;
+
+	asm volatile("" : "+r"(i));	/* keep the mask: see frame_index() */
+	return w->win[i & (UWIN_WORDS - 1)];
+}
+
+/*
+ * Words (1 or 2, a constant) of the user stack at addr into dst: from the walk's copy when it
+ * holds them, else read. 0 or a negative errno, as bpf_probe_read_user().
+ */
+static __always_inline long read_words(const struct uwalk *w, __u64 *dst, __u32 words, __u64 addr)
+{
+	__u64 off = addr - w->win_base;	/* huge when addr is below: out of the copy too */
+
+	if (!(off & 7) && off < w->win_len && off + words * 8 <= w->win_len) {
+		dst[0] = win_word(w, addr);
+		if (words > 1)
+			dst[1] = win_word(w, addr + 8);
+		return 0;
+	}
+	return bpf_probe_read_user(dst, words * 8, (void *)addr);
 }
 
 static __always_inline long walk_end(struct uwalk *w, __u32 stop)
@@ -250,7 +327,7 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
 	if (w->bp < w->sp || (w->bp & 7))
 		return walk_end(w, STK_STOP_BAD_FRAME);
-	if (bpf_probe_read_user(rec, sizeof(rec), (void *)w->bp))
+	if (read_words(w, rec, 2, w->bp))
 		return walk_end(w, STK_STOP_READ_FAULT);
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
 }
@@ -266,15 +343,15 @@ static __always_inline long cfa_step(struct uwalk *w, const struct stk_urow *row
 		return walk_end(w, STK_STOP_BAD_FRAME);	/* the caller's frame is above ours */
 	if (rule == STK_RBP_AT_CFA && off == -16) {
 		/* push rbp first, the usual prologue: one read gets both words */
-		if (bpf_probe_read_user(two, sizeof(two), (void *)(cfa - 16)))
+		if (read_words(w, two, 2, cfa - 16))
 			return walk_end(w, STK_STOP_READ_FAULT);
 		return step_to(w, two[1], cfa, two[0]);
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (read_words(w, &ra, 1, cfa - 8))
 		return walk_end(w, STK_STOP_READ_FAULT);
-	if (rule == STK_RBP_AT_CFA && bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + off)))
+	if (rule == STK_RBP_AT_CFA && read_words(w, &bp, 1, cfa + off))
 		return walk_end(w, STK_STOP_READ_FAULT);
-	if (rule == STK_RBP_AT_RBP && bpf_probe_read_user(&bp, sizeof(bp), (void *)(w->bp + off)))
+	if (rule == STK_RBP_AT_RBP && read_words(w, &bp, 1, w->bp + off))
 		return walk_end(w, STK_STOP_READ_FAULT);
 	return step_to(w, ra, cfa, bp);
 }
@@ -325,7 +402,7 @@ static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow 
 		return signal_step(c);
 	case STK_CFA_RBP_DEREF:
 		off = (__s16)row->cfa_off;
-		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(w->bp + off)))
+		if (read_words(w, &cfa, 1, w->bp + off))
 			return walk_end(w, STK_STOP_READ_FAULT);
 		return cfa_step(w, row, cfa);
 	case STK_CFA_GAP:
@@ -379,23 +456,26 @@ static long walk_step(__u32 i, void *ctx)
 		return fp_step(w, STK_STOP_NO_CFI);
 	/* A return address may be one past the last instruction of its function (a call to a
 	 * noreturn function): look the caller's call instruction up instead. */
-	row = find_urow(&w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
+	row = find_urow(c->hints, &w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
 	if (!row)
 		return fp_step(w, STK_STOP_NO_CFI);
 	return row_step(c, row);
 }
 
 /*
- * Walk the user stack from the registers r into out, with w as scratch state. Returns the
- * stack's hash; out->nr and out->stop are set.
+ * Walk the user stack from the registers r into out, with w as scratch state and hints as the
+ * CPU's row hints (UROW_HINTS of them). Returns the stack's hash; out->nr and out->stop are set.
  */
 static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, bool entry,
-					     struct uwalk *w, struct stk_stack *out)
+					     struct uwalk *w, __u32 *hints, struct stk_stack *out)
 {
-	struct uwalk_ctx c = { .w = w, .out = out };
+	struct uwalk_ctx c = { .w = w, .out = out, .hints = hints };
 	__u64 pc = r->pc;
 
-	__builtin_memset(w, 0, sizeof(*w));
+	__builtin_memset(w, 0, offsetof(struct uwalk, win));
+	w->win_base = r->sp;
+	if (!bpf_probe_read_user(w->win, sizeof(w->win), (void *)r->sp))
+		w->win_len = sizeof(w->win);
 	w->pc = pc;
 	w->sp = r->sp;
 	w->bp = r->bp;

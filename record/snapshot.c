@@ -578,7 +578,7 @@ struct rec_counts *rec_counts__new(const struct rec_maps *maps)
 	c->maps = maps;
 	c->stacks = rec_stacks__new(maps);
 	if (!c->stacks ||
-	    batch_init(&c->read, maps->count_entries, sizeof(struct stk_key), sizeof(uint64_t))) {
+	    batch_init(&c->read, maps->count_entries, sizeof(uint64_t), sizeof(struct stk_count))) {
 		rec_counts__free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -635,8 +635,7 @@ static int add_row(struct rec_counts *c, unsigned int g, const struct stk_key *k
 
 int rec_counts__drain(struct rec_counts *c, unsigned int g)
 {
-	const struct stk_key *keys = c->read.keys;
-	const uint64_t *counts = c->read.values;
+	const struct stk_count *counts = c->read.values;	/* the keys are their digests */
 	int n, err;
 
 	/* Counts first: a program stores a stack before the count that names it. */
@@ -645,7 +644,7 @@ int rec_counts__drain(struct rec_counts *c, unsigned int g)
 		return n;
 	err = rec_stacks__collect(c->stacks, g);
 	for (int i = 0; i < n && !err; i++)
-		err = add_row(c, g, &keys[i], counts[i]);
+		err = add_row(c, g, &counts[i].key, counts[i].count);
 	c->maps->nkeys[g] = 0;	/* g is idle: nothing adds to it meanwhile */
 	return err;
 }

@@ -22,7 +22,7 @@
 					 * the user stack of a task in execve() between its
 					 * old image and the new one */
 
-/* Key of the counts maps: one row of an interval. */
+/* What the counts maps count (struct stk_count): one row of an interval. */
 struct stk_key {
 	__u32 tgid;
 	__u32 pid;		/* thread id */
@@ -53,6 +53,15 @@ struct stk_key {
 	 * image's names (docs/bpf.md 4).
 	 */
 	__u64 image_ns;
+};
+
+/*
+ * Value of the counts maps, whose key is a 64-bit keyed digest of `key` (docs/bpf.md 2): the
+ * kernel then hashes and compares 8 bytes an event, not the 80 of struct stk_key.
+ */
+struct stk_count {
+	__u64 count;
+	struct stk_key key;
 };
 
 /* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
