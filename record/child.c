@@ -63,6 +63,26 @@ static bool command_exists(const char *cmd)
 	return false;
 }
 
+static void on_child_stop(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * The command stops at every signal it gets (ptrace), its own children's SIGCHLD included, and
+ * waits until stkrec lets it go on: a stop must wake stkrec's main loop at once, not at its next
+ * look 20 to 100 ms later (a loop of vfork and exit ran 120 times slower). The kernel tells the
+ * tracer with a SIGCHLD to the thread that forked the command, the main loop's: a handler that
+ * does nothing makes its wait return with EINTR. SA_RESTART: other calls go on as before.
+ */
+static void wake_on_stops(void)
+{
+	struct sigaction sa = { .sa_handler = on_child_stop, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
 struct rec_child *rec_child__start(char **argv)
 {
 	struct rec_child *c;
@@ -93,6 +113,7 @@ struct rec_child *rec_child__start(char **argv)
 	}
 	close(fds[0]);
 	c->go_fd = fds[1];
+	wake_on_stops();
 	return c;
 }
 
@@ -124,8 +145,12 @@ static void handle_stop(struct rec_child *c, int status, struct rec_procs *procs
 		 * raise a plain SIGTRAP, which, passed on, kills the program.
 		 */
 	} else if (sig == SIGTRAP && !c->exec_seen) {
-		/* The exec stop PTRACE_TRACEME asks for. */
+		/*
+		 * The exec stop PTRACE_TRACEME asks for. Read the program before it runs: its first
+		 * events then find it known, and are not all sent to user space at once.
+		 */
 		c->exec_seen = true;
+		rec_procs__note(procs, c->pid, REC_READ_AGAIN);
 		ptrace(PTRACE_SETOPTIONS, c->pid, NULL,
 		       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
 				      PTRACE_O_EXITKILL));
