@@ -56,7 +56,6 @@ struct named {
 	uint32_t nother, other_cap;
 	uint64_t *unnamed;
 	uint32_t nunnamed, unnamed_cap;
-	uint64_t image_lo, image_hi;	/* _stext, _etext */
 };
 
 struct rec_kallsyms {
@@ -224,16 +223,14 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->name == y->name ? 0 : x->name > y->name ? -1 : 1;
 }
 
-/* Aliases into that order: a few names at a time. */
-static void sort_aliases(struct ksym *s, uint32_t n)
+/* Aliases listed in the file's order into cmp_ksym()'s: the reverse. */
+static void reverse(struct ksym *s, uint32_t n)
 {
-	for (uint32_t i = 1; i < n; i++) {
+	for (uint32_t i = 0; i < n / 2; i++) {
 		struct ksym x = s[i];
-		uint32_t j = i;
 
-		for (; j > 0 && cmp_ksym(&s[j - 1], &x) > 0; j--)
-			s[j] = s[j - 1];
-		s[j] = x;
+		s[i] = s[n - 1 - i];
+		s[n - 1 - i] = x;
 	}
 }
 
@@ -257,9 +254,9 @@ static int merge_runs(struct ksym *s, uint32_t mid, uint32_t n)
 }
 
 /*
- * Sort by cmp_ksym(). kallsyms lists the kernel image first, in address order with only its
- * aliases out of that order, then modules and BPF programs in no order: sorting just those and
- * merging costs a fraction of a sort of all 120,000.
+ * Sort by cmp_ksym(). kallsyms lists the kernel image first, in address order, aliases in the
+ * file's order (reversed here), then modules and BPF programs in no order: sorting just those
+ * and merging costs a fraction of a sort of all 120,000.
  */
 static int sort_symbols(struct ksym *s, uint32_t n)
 {
@@ -273,7 +270,7 @@ static int sort_symbols(struct ksym *s, uint32_t n)
 		for (run = 1; i + run < head && s[i + run].addr == s[i].addr; run++)
 			;
 		if (run > 1)
-			sort_aliases(s + i, run);
+			reverse(s + i, run);
 	}
 	if (head == n)
 		return 0;
@@ -415,7 +412,6 @@ struct rec_kallsyms *rec_kallsyms__new(const char *path, uint64_t (*signature)(v
 void rec_kallsyms__use_names(struct rec_kallsyms *k, struct rec_ksymname *kn)
 {
 	k->named.kn = kn;
-	rec_ksymname__image(kn, &k->named.image_lo, &k->named.image_hi);
 }
 
 static void named_free(struct named *nm)
@@ -534,7 +530,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool in_image(const struct named *nm, uint64_t addr)
+/* Does a written image symbol hold addr? */
+static bool image_holds(const struct named *nm, uint64_t addr)
 {
 	int64_t i = last_at_or_below(nm->image, nm->nimage, sizeof(*nm->image), addr);
 
@@ -584,15 +581,18 @@ static int other_is_new(struct named *nm, const struct rec_ksym_named *s, const 
 			bool *fresh)
 {
 	int64_t i = last_at_or_below(nm->other, nm->nother, sizeof(*nm->other), s->addr);
-	struct other o = { s->addr, s->size, strdup(s->name), strdup(module) };
 	struct other *old = i >= 0 && nm->other[i].addr == s->addr ? &nm->other[i] : NULL;
+	struct other o;
 
 	*fresh = !old || old->size != s->size || strcmp(old->name, s->name) ||
 		 strcmp(old->module, module);
-	if (!*fresh || !o.name || !o.module) {
+	if (!*fresh)
+		return 0;
+	o = (struct other){ s->addr, s->size, strdup(s->name), strdup(module) };
+	if (!o.name || !o.module) {
 		free(o.name);
 		free(o.module);
-		return *fresh ? -ENOMEM : 0;
+		return -ENOMEM;
 	}
 	if (old) {
 		free(old->name);
@@ -612,7 +612,7 @@ static const char *module_of(const struct named *nm, const struct rec_ksym_named
 {
 	if (s->module[0])
 		return s->module;
-	if ((s->addr < nm->image_lo || s->addr >= nm->image_hi) && !strncmp(s->name, "bpf_", 4))
+	if (!rec_ksymname__in_image(nm->kn, s->addr) && !strncmp(s->name, "bpf_", 4))
 		return "bpf";
 	return "";
 }
@@ -630,16 +630,16 @@ static int take_named(struct rec_kallsyms *k, uint64_t ip, struct rec_ksym_named
 
 	if (!s->size || covers_unnamed(nm, s->addr, s->size)) {
 		/* bounded: past it an unnamed address is merely asked again at the next drain */
-		if (nm->nunnamed >= 1u << 16 || is_unnamed(nm, ip))
+		if (nm->nunnamed >= 1u << 16)
 			return 0;
 		return insert_sorted((void **)&nm->unnamed, &nm->nunnamed, &nm->unnamed_cap,
 				     sizeof(ip), &ip);
 	}
 	module = module_of(nm, s);
-	if (!*module && s->addr >= nm->image_lo && s->addr < nm->image_hi) {
+	if (!*module && rec_ksymname__in_image(nm->kn, s->addr)) {
 		struct span sp = { s->addr, s->size };
 
-		if (in_image(nm, s->addr))
+		if (image_holds(nm, s->addr))
 			return 0;
 		err = insert_sorted((void **)&nm->image, &nm->nimage, &nm->image_cap, sizeof(sp),
 				    &sp);
@@ -651,11 +651,6 @@ static int take_named(struct rec_kallsyms *k, uint64_t ip, struct rec_ksym_named
 	k->out[(*n)++] = (struct cap_ksym){ .addr = s->addr, .size = s->size, .name = s->name,
 					    .module = *module ? (char *)module : NULL };
 	return 0;
-}
-
-static int cmp_cap_ksym(const void *a, const void *b)
-{
-	return cmp_u64(&((const struct cap_ksym *)a)->addr, &((const struct cap_ksym *)b)->addr);
 }
 
 /* The interval's distinct kernel addresses that the written image symbols do not hold. */
@@ -672,7 +667,7 @@ static uint64_t *addresses_to_ask(const struct named *nm, const struct cap_inter
 			ips[n++] = iv->kstacks[i].ips[j];
 	qsort(ips, n, sizeof(*ips), cmp_u64);
 	for (uint32_t i = 0; i < n; i++)
-		if ((!m || ips[i] != ips[m - 1]) && !in_image(nm, ips[i]) &&
+		if ((!m || ips[i] != ips[m - 1]) && !image_holds(nm, ips[i]) &&
 		    !is_unnamed(nm, ips[i]))
 			ips[m++] = ips[i];
 	*nask = m;
@@ -699,11 +694,12 @@ static int put_named(struct rec_kallsyms *k, const struct cap_interval *iv, uint
 		for (uint32_t j = 0; !err && j < m; j++)
 			err = take_named(k, ask[i + j], &said[i + j], &n);
 	}
-	if (!err && n) {
-		/* format.md 4.10: in address order, no overlaps (one lookup's symbols are disjoint) */
-		qsort(k->out, n, sizeof(*k->out), cmp_cap_ksym);
+	/*
+	 * format.md 4.10: in address order, no overlaps. The symbols of one drain's lookups are
+	 * disjoint and come in the order of the sorted addresses they hold: already in order.
+	 */
+	if (!err && n)
 		err = put_record(k, CAP_CHUNK_KSYMS_ADD, 0, n, w);
-	}
 	free(said);
 	free(ask);
 	return err;

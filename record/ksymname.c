@@ -17,7 +17,6 @@
 
 struct rec_ksymname {
 	struct ksyms_bpf *skel;
-	uint64_t image_lo, image_hi;
 };
 
 void rec_ksymname__close(struct rec_ksymname *kn)
@@ -35,8 +34,6 @@ static int run_batch(struct rec_ksymname *kn, uint32_t n)
 	kn->skel->bss->n = n;
 	if (bpf_prog_test_run_opts(bpf_program__fd(kn->skel->progs.name_addrs), &run))
 		return -errno;
-	kn->image_lo = kn->skel->bss->image_lo;
-	kn->image_hi = kn->skel->bss->image_hi;
 	return 0;
 }
 
@@ -54,7 +51,7 @@ struct rec_ksymname *rec_ksymname__open(void)
 	 * bpf_kallsyms_lookup_name(), and stkrec reads kallsyms, which shows only zeros, and the
 	 * capture says the symbols were hidden (format.md 4.10).
 	 */
-	if (!err && (!kn->image_hi || kn->image_hi <= kn->image_lo))
+	if (!err && kn->skel->bss->image_hi <= kn->skel->bss->image_lo)
 		err = -EPERM;
 	if (err) {
 		rec_ksymname__close(kn);
@@ -64,12 +61,10 @@ struct rec_ksymname *rec_ksymname__open(void)
 	return kn;
 }
 
-void rec_ksymname__image(const struct rec_ksymname *kn, uint64_t *lo, uint64_t *hi)
+bool rec_ksymname__in_image(const struct rec_ksymname *kn, uint64_t addr)
 {
-	*lo = kn->image_lo;
-	*hi = kn->image_hi;
+	return addr >= kn->skel->bss->image_lo && addr < kn->skel->bss->image_hi;
 }
-
 
 /* A hex number of at most 16 digits at *p, after "0x"; advances *p past it. */
 static bool hex_at(const char **p, uint64_t *v)

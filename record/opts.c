@@ -425,14 +425,14 @@ static const char *refusal_of(const char *opt)
 	return NULL;
 }
 
-/* A map size for need entries: a power of two from 1024, no larger than the default dflt. */
-static uint32_t room_for(uint64_t need, uint32_t dflt)
+/* Room for need: the least power of two from lo that holds it, no larger than hi. */
+static uint32_t room_for(uint64_t need, uint32_t lo, uint32_t hi)
 {
-	uint32_t v = 1024;
+	uint32_t v = lo;
 
-	while (v < need && v < dflt)
+	while (v < need && v < hi)
 		v <<= 1;
-	return v < dflt ? v : dflt;
+	return v < hi ? v : hi;
 }
 
 /*
@@ -442,16 +442,6 @@ static uint32_t room_for(uint64_t need, uint32_t dflt)
  * them out of the ring as they come, from 1 MiB up.
  */
 #define DEFER_RING_MAX (16u << 20)
-
-static uint32_t defer_ring_for(unsigned int hz, long ncpus)
-{
-	uint64_t need = (uint64_t)hz * ncpus * STK_DEFER_STACK / 2;
-	uint32_t v = 1u << 20;
-
-	while (v < need && v < DEFER_RING_MAX)
-		v <<= 1;
-	return v;
-}
 
 /*
  * The BPF maps' sizes, unless given: bcc's defaults (16384 stacks, 40960 counts), but for a
@@ -465,15 +455,16 @@ static uint32_t defer_ring_for(unsigned int hz, long ncpus)
 static void size_storage(struct rec_opts *o)
 {
 	long ncpus = o->cpu >= 0 ? 1 : sysconf(_SC_NPROCESSORS_CONF);
-	uint64_t samples = (uint64_t)o->freq_hz * (ncpus > 0 ? ncpus : 1) * o->interval_s;
+	uint64_t per_sec = (uint64_t)o->freq_hz * (ncpus > 0 ? ncpus : 1);
+	uint64_t samples = per_sec * o->interval_s;
 	bool profile = !o->nspecs && !o->offcpu && o->freq_hz;
 
 	if (!o->stack_storage_size)
-		o->stack_storage_size = profile ? room_for(2 * samples, 16384) : 16384;
+		o->stack_storage_size = profile ? room_for(2 * samples, 1024, 16384) : 16384;
 	if (!o->hash_storage_size)
-		o->hash_storage_size = profile ? room_for(samples, 40960) : 40960;
-	o->defer_ring_bytes = profile ? defer_ring_for(o->freq_hz, ncpus > 0 ? ncpus : 1) :
-					DEFER_RING_MAX;
+		o->hash_storage_size = profile ? room_for(samples, 1024, 40960) : 40960;
+	o->defer_ring_bytes = profile ? room_for(per_sec * STK_DEFER_STACK / 2, 1u << 20,
+						 DEFER_RING_MAX) : DEFER_RING_MAX;
 }
 
 static void set_defaults(struct rec_opts *o, int argc, char **argv)

@@ -508,8 +508,8 @@ struct rec_ksym_named {
 };
 struct rec_ksymname *rec_ksymname__open(void);
 void rec_ksymname__close(struct rec_ksymname *kn);
-/* The kernel image's text: _stext, _etext. */
-void rec_ksymname__image(const struct rec_ksymname *kn, uint64_t *lo, uint64_t *hi);
+/* Is addr in the kernel image's text (_stext to _etext)? */
+bool rec_ksymname__in_image(const struct rec_ksymname *kn, uint64_t addr);
 /* Name addrs[0, n) (n <= STK_KSYMNAME_BATCH) into out[]. 0 or -errno of the run. */
 int rec_ksymname__name(struct rec_ksymname *kn, const uint64_t *addrs, uint32_t n,
 		       struct rec_ksym_named *out);
