@@ -195,7 +195,7 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event, the walk and the walker's row hints: some 19 KiB
+ * Scratch space for the two stacks of an event, the walk and the walker's row hints: 18 KiB
  * (a per-CPU value may have 32), far over the 512-byte BPF stack. Uprobe programs run
  * preemptible and a perf-event sample can interrupt a program on its CPU, so one slot per CPU
  * is not enough: `nesting` hands out slots by depth of nesting. A deferred event is built in its
