@@ -195,7 +195,7 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event, the walk and the walker's row hints: some 19 KiB
+ * Scratch space for the two stacks of an event, the walk and the walker's row hints: 18 KiB
  * (a per-CPU value may have 32), far over the 512-byte BPF stack. Uprobe programs run
  * preemptible and a perf-event sample can interrupt a program on its CPU, so one slot per CPU
  * is not enough: `nesting` hands out slots by depth of nesting. A deferred event is built in its
@@ -321,17 +321,6 @@ static __always_inline __u64 note_first_seen(__u32 tgid)
 	return image;
 }
 
-/*
- * A kernel thread has no user stack. The BTF task pointer lets the verifier turn both reads
- * into plain loads: two bpf_probe_read_kernel() calls cost 30-40 ns an event.
- */
-static __always_inline bool current_is_kthread(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	return !task->mm || (task->flags & PF_KTHREAD);
-}
-
 static __always_inline __u64 hash_frames(const struct stk_stack *s, __u32 n)
 {
 	__u64 h = cfg_hash_seed;
@@ -427,16 +416,19 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
 }
 
 /*
- * Inside execve() between two images: from exec_mmap(), which drops the old address space,
- * until load_elf_binary() has loaded the new one and sets its code bounds (mm->end_code, 0 in
- * a new mm until then), just before the new registers. The saved user registers are still the
- * old image's, whose stack and code are gone: a walk from them reads the new image's memory.
+ * The current task has no user stack: a kernel thread, or a task inside execve() between two
+ * images, from exec_mmap(), which drops the old address space, until load_elf_binary() has
+ * loaded the new one and sets its code bounds (mm->end_code, 0 in a new mm until then), just
+ * before the new registers. The saved user registers are then still the old image's, whose
+ * stack and code are gone: a walk from them reads the new image's memory. The BTF task pointer
+ * lets the verifier turn the reads into plain loads: two bpf_probe_read_kernel() calls cost
+ * 30-40 ns an event.
  */
-static __always_inline bool between_images(void)
+static __always_inline bool no_user_stack(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	return !task->mm->end_code;
+	return !task->mm || (task->flags & PF_KTHREAD) || !task->mm->end_code;
 }
 
 /*
@@ -449,7 +441,7 @@ static __always_inline bool user_stack_wanted(enum uregs_from from, __s32 *err)
 		*err = STK_STACK_NOT_WANTED;
 		return false;
 	}
-	if (from != UREGS_CTX && (current_is_kthread() || between_images())) {
+	if (from != UREGS_CTX && no_user_stack()) {
 		*err = STK_STACK_NONE;
 		return false;
 	}

@@ -255,10 +255,10 @@ static __always_inline const struct stk_urow *find_urow(__u32 *hints, const stru
 	return row;
 }
 
-/* The word at addr from the copy (read_words() checked that it holds it). */
-static __always_inline __u64 win_word(const struct uwalk *w, __u64 addr)
+/* The word at byte off of the copy (read_words() checked that it holds it). */
+static __always_inline __u64 win_word(const struct uwalk *w, __u64 off)
 {
-	__u32 i = (addr - w->win_base) / 8;
+	__u32 i = off / 8;
 
 	asm volatile("" : "+r"(i));	/* keep the mask: see frame_index() */
 	return w->win[i & (UWIN_WORDS - 1)];
@@ -273,9 +273,9 @@ static __always_inline long read_words(const struct uwalk *w, __u64 *dst, __u32 
 	__u64 off = addr - w->win_base;	/* huge when addr is below: out of the copy too */
 
 	if (!(off & 7) && off < w->win_len && off + words * 8 <= w->win_len) {
-		dst[0] = win_word(w, addr);
+		dst[0] = win_word(w, off);
 		if (words > 1)
-			dst[1] = win_word(w, addr + 8);
+			dst[1] = win_word(w, off + 8);
 		return 0;
 	}
 	return bpf_probe_read_user(dst, words * 8, (void *)addr);
@@ -474,8 +474,6 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 
 	__builtin_memset(w, 0, offsetof(struct uwalk, win));
 	w->win_base = r->sp;
-	if (!bpf_probe_read_user(w->win, sizeof(w->win), (void *)r->sp))
-		w->win_len = sizeof(w->win);
 	w->pc = pc;
 	w->sp = r->sp;
 	w->bp = r->bp;
@@ -486,6 +484,9 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 	w->entry = entry;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (c.proc) {
+		/* only a walk reads the copy: a process not read yet has its stack deferred */
+		if (!bpf_probe_read_user(w->win, sizeof(w->win), (void *)r->sp))
+			w->win_len = sizeof(w->win);
 		bpf_loop(STK_MAX_DEPTH + 1, walk_step, &c, 0);
 	} else {
 		/* Not read yet (its first event notifies user space): the leaf alone. */

@@ -77,8 +77,7 @@ struct rec_unwind {
 	uint32_t mode;			/* enum stk_unwind */
 	void *procs;			/* tsearch tree of struct proc_copy, by pid */
 	uint32_t max_rows;		/* --unwind-memory in rows: every chunk's together */
-	uint32_t reserved;		/* rows of the chunks created */
-	struct chunk *chunks;		/* nslots of them, nchunks created */
+	struct chunk *chunks;		/* nslots of them, nchunks created (rows: stats.chunk_rows) */
 	uint32_t nchunks;
 	uint32_t nslots;		/* unwind_chunks' size */
 	void *tables;			/* tsearch tree of struct rec_utable, by build-id */
@@ -333,9 +332,8 @@ static int add_chunk(struct rec_unwind *u, uint32_t cap)
 	}
 	u->chunks[slot] = (struct chunk){ .rows = rows, .cap = cap };
 	u->nchunks++;
-	u->reserved += cap;
 	u->stats.chunks = u->nchunks;
-	u->stats.chunk_rows = u->reserved;
+	u->stats.chunk_rows += cap;
 	return 0;
 }
 
@@ -346,7 +344,7 @@ static int add_chunk(struct rec_unwind *u, uint32_t cap)
  */
 static int chunk_for(struct rec_unwind *u, uint32_t nrows)
 {
-	uint64_t left = u->max_rows - u->reserved;
+	uint64_t left = u->max_rows - u->stats.chunk_rows;
 	uint64_t cap = (uint64_t)CHUNK_ROWS << (u->nchunks < 16 ? u->nchunks : 16);
 	int err;
 
