@@ -476,9 +476,12 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		return (struct stk_urow){ .kind = STK_CFA_END };
 	if (signal && is_signal(s))
 		return (struct stk_urow){ .kind = STK_CFA_SIGNAL };
-	/* x86-64: call pushes the return address, so CFA - 8 is the only place the walker reads, */
+	/*
+	 * x86-64: call pushes the return address, so CFA - 8 is the only place the walker reads,
+	 * but for glibc's vfork, which keeps it in rdi.
+	 */
 	if (s->ra.how == R_REGISTER && s->ra.n == REG_RDI)
-		w = ra_in_rdi(s, &r);	/* but for vfork's */
+		w = ra_in_rdi(s, &r);
 	else if (s->ra.how != R_OFFSET || s->ra.n != -8)
 		w = REC_CFI_WHY_RA;
 	else if (s->cfa.how == CFA_UNSET)
@@ -487,7 +490,7 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		w = cfa_reg(s->cfa.reg, s->cfa.off, &r);
 	else
 		w = cfa_expr(&s->cfa, &r);
-	if (w == FITS && STK_UROW_CFA(r.kind) != STK_CFA_RA_RDI)
+	if (w == FITS)	/* a no-op for ra_in_rdi()'s rows: it took rbp untouched only */
 		w = rbp_rule(&s->rbp, &r);
 	if (w == FITS)
 		return r;

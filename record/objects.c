@@ -487,9 +487,8 @@ static bool whole_tells_more(Elf *e, const struct cap_object *o)
 {
 	GElf_Shdr shdr;
 
-	if (!e || elf_kind(e) != ELF_K_ELF || !o->nsyms)
-		return true;
-	return elfobj_has_dwarf(e) || elfobj_section_named(e, ".gnu_debugdata", &shdr);
+	/* symbols are read only from an ELF: none read, e may be NULL or not one */
+	return !o->nsyms || elfobj_has_dwarf(e) || elfobj_section_named(e, ".gnu_debugdata", &shdr);
 }
 
 static uint8_t *read_whole(const struct rec_object *obj, uint64_t *len)
