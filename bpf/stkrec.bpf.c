@@ -30,6 +30,9 @@ const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ri
 const volatile __u32 cfg_depth = STK_DEFAULT_DEPTH;	/* frames per stack, <= STK_MAX_DEPTH */
 const volatile __u64 cfg_hash_seed = 0;		/* random per run: stack hashes are keyed */
 const volatile bool cfg_defer = false;		/* walk unfinished user stacks in user space */
+/* The new entries of one generation at which its stacks or counts map is over half full. */
+const volatile __u64 cfg_stacks_half = 0;
+const volatile __u64 cfg_keys_half = 0;
 
 /*
  * State shared with user space, in .bss so the skeleton mmaps it (docs/bpf.md 4):
@@ -539,6 +542,17 @@ static __always_inline __u64 kernel_stack(void *ctx, enum uregs_from from, __u32
  * Store stack s under hash h in a stacks map, once per generation. stacks must be a map the
  * verifier knows statically: always inline, called with a constant map (see count_in).
  */
+/*
+ * Count a generation's new map entry, and wake stkrec when it makes the map over half full: it
+ * drains early (run.c). Without the wake-up it had to look at the counters ten times a second,
+ * each look a context switch or two, most of a long recording's CPU.
+ */
+static __always_inline void count_new_entry(__u64 *n, __u64 half)
+{
+	if (__sync_fetch_and_add(n, 1) + 1 == half)
+		send_notify(0, STK_NOTIFY_FILL, 0);
+}
+
 static __always_inline void store_stack(void *stacks, __u64 *nstored, __u64 *h, __s32 *err,
 					const struct stk_stack *s, __u32 full_stat)
 {
@@ -548,7 +562,7 @@ static __always_inline void store_stack(void *stacks, __u64 *nstored, __u64 *h, 
 		return;
 	ret = bpf_map_update_elem(stacks, h, s, BPF_NOEXIST);
 	if (!ret) {
-		__sync_fetch_and_add(nstored, 1);
+		count_new_entry(nstored, cfg_stacks_half);
 	} else if (ret != -EEXIST) {	/* -EEXIST: stored by another CPU meanwhile */
 		stat_add(full_stat);
 		*err = ret;
@@ -606,7 +620,7 @@ static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struc
 	fresh->count = v;
 	fresh->key = *key;
 	if (!bpf_map_update_elem(counts, &id, fresh, BPF_NOEXIST)) {
-		__sync_fetch_and_add(nkeys_g, 1);
+		count_new_entry(nkeys_g, cfg_keys_half);
 		return;
 	}
 	/* Another CPU may have inserted the same key between our lookup and update. */

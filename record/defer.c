@@ -200,9 +200,9 @@ void rec_defer__free(struct rec_defer *df)
 	free(df);
 }
 
-void rec_defer__wait(struct rec_defer *df, int timeout_ms)
+int rec_defer__fd(const struct rec_defer *df)
 {
-	ring_buffer__poll(df->rb, timeout_ms);	/* errors: seen by the next consume */
+	return df ? ring_buffer__epoll_fd(df->rb) : -1;
 }
 
 int rec_defer__consume(struct rec_defer *df)

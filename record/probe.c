@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@ struct rec_probe {
 	struct ring_buffer *rb;
 	int (*notify_fn)(void *ctx, void *data, size_t len);
 	void *notify_ctx;
+	int fill_fd;		/* eventfd: BPF said a map is over half full (STK_NOTIFY_FILL) */
 	struct rec_maps maps;
 	enum rec_kfunc_mode kfunc_mode;
 	int *fentry_fds;	/* fentry: one program copy and one link per function */
@@ -144,6 +146,8 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_skip_idle = nspecs == 0 && !o->include_idle;
 	ro->cfg_snoop = o->snoop;
 	ro->cfg_depth = p->maps.depth;
+	ro->cfg_stacks_half = rec_half_full(p->maps.stack_entries);
+	ro->cfg_keys_half = rec_half_full(p->maps.count_entries);
 	ro->cfg_unwind = o->unwind;
 	/* --offcpu too: the stack at switch-out, then the time at switch-in (stk_deferred_time) */
 	ro->cfg_defer = o->unwind != STK_UNWIND_FP;
@@ -498,10 +502,24 @@ int rec_probe__attach(struct rec_probe *p, const struct rec_opts *o, struct rec_
 	return err;
 }
 
+static void wake_main_loop(int fill_fd)
+{
+	uint64_t one = 1;
+	ssize_t n = write(fill_fd, &one, sizeof(one));
+
+	(void)n;	/* fails only with the counter already set: the loop wakes all the same */
+}
+
+/* A map over half full wakes the main loop (rec_probe__fill_fd); the rest is the handler's. */
 static int on_notify(void *ctx, void *data, size_t len)
 {
 	struct rec_probe *p = ctx;
+	const struct stk_notify *n = data;
 
+	if (len >= sizeof(*n) && n->kind == STK_NOTIFY_FILL) {
+		wake_main_loop(p->fill_fd);
+		return 0;
+	}
 	return p->notify_fn ? p->notify_fn(p->notify_ctx, data, len) : 0;
 }
 
@@ -543,6 +561,11 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 
 	if (!p)
 		return NULL;
+	p->fill_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->fill_fd < 0) {
+		err = rec_err(-errno, "cannot create an eventfd: %s", strerror(errno));
+		goto fail;
+	}
 	libbpf_set_print(libbpf_quiet);
 	if (uses_kind(specs, n, CAP_PROBE_KFUNC))
 		p->kfunc_mode = rec_kfunc_mode("", &fentry_err);
@@ -623,6 +646,19 @@ int rec_probe__notify_fd(const struct rec_probe *p)
 	return ring_buffer__epoll_fd(p->rb);
 }
 
+int rec_probe__fill_fd(const struct rec_probe *p)
+{
+	return p->fill_fd;
+}
+
+void rec_probe__fill_seen(struct rec_probe *p)
+{
+	uint64_t count;
+	ssize_t n = read(p->fill_fd, &count, sizeof(count));
+
+	(void)n;	/* EAGAIN: nothing was said since the last look */
+}
+
 uint32_t rec_probe__nperf(const struct rec_probe *p)
 {
 	return p->nperf;
@@ -641,6 +677,8 @@ void rec_probe__close(struct rec_probe *p)
 	free(p->fentry_fds);
 	ring_buffer__free(p->rb);
 	stkrec_bpf__destroy(p->skel);
+	if (p->fill_fd >= 0)
+		close(p->fill_fd);
 	free(p->links);
 	free(p->perf_fds);
 	free(p);

@@ -10,12 +10,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "rec.h"
-
-/* Wait at most this long between checks of the stop flag. */
-#define WAIT_MS 100
 
 struct rec_reader {
 	struct rec_probe *probe;
@@ -23,7 +23,7 @@ struct rec_reader {
 	struct rec_procs *procs;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	int stop;		/* __atomic: set by __stop, read by the thread */
+	int stop_fd;		/* eventfd: readable once __stop asks the thread to end */
 };
 
 /*
@@ -47,13 +47,15 @@ void rec_reader__catch_up(struct rec_reader *rd)
 static void *reader_main(void *arg)
 {
 	struct rec_reader *rd = arg;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = rec_probe__notify_fd(rd->probe), .events = POLLIN },
 		{ .fd = rec_mmaps__fd(rd->mmaps), .events = POLLIN },	/* -1: ignored */
+		{ .fd = rd->stop_fd, .events = POLLIN },
 	};
 
-	while (!__atomic_load_n(&rd->stop, __ATOMIC_RELAXED)) {
-		if (poll(pfd, 2, WAIT_MS) > 0)
+	/* No timeout: a thread that woke to look at a flag cost a context switch ten times a second */
+	while (!(pfd[2].revents & POLLIN)) {
+		if (poll(pfd, 3, -1) > 0)
 			handle_all(rd);
 	}
 	return NULL;
@@ -70,10 +72,16 @@ struct rec_reader *rec_reader__start(struct rec_probe *p, struct rec_mmaps *mm,
 	rd->probe = p;
 	rd->mmaps = mm;
 	rd->procs = ps;
+	rd->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (rd->stop_fd < 0) {
+		free(rd);
+		return NULL;
+	}
 	pthread_mutex_init(&rd->lock, NULL);
-	err = pthread_create(&rd->thread, NULL, reader_main, rd);
+	err = rec_thread_start(&rd->thread, reader_main, rd);
 	if (err) {
 		pthread_mutex_destroy(&rd->lock);
+		close(rd->stop_fd);
 		free(rd);
 		errno = err;
 		return NULL;
@@ -103,10 +111,15 @@ void rec_reader__sync(struct rec_reader *rd)
 
 void rec_reader__stop(struct rec_reader *rd)
 {
+	uint64_t one = 1;
+	ssize_t n;
+
 	if (!rd)
 		return;
-	__atomic_store_n(&rd->stop, 1, __ATOMIC_RELAXED);
+	n = write(rd->stop_fd, &one, sizeof(one));	/* a fresh eventfd takes it */
+	(void)n;
 	pthread_join(rd->thread, NULL);
 	pthread_mutex_destroy(&rd->lock);
+	close(rd->stop_fd);
 	free(rd);
 }

@@ -8,6 +8,7 @@
 
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -320,6 +321,9 @@ void rec_probe__close(struct rec_probe *p);
 uint32_t rec_probe__nperf(const struct rec_probe *p);
 /* the notification ring buffer's epoll fd, readable when messages wait (reader.c). */
 int rec_probe__notify_fd(const struct rec_probe *p);
+/* Readable when BPF said a map is over half full, until rec_probe__fill_seen(). */
+int rec_probe__fill_fd(const struct rec_probe *p);
+void rec_probe__fill_seen(struct rec_probe *p);
 
 /* ---- processes (procmaps.c) ---------------------------------------------------------------- */
 
@@ -571,9 +575,12 @@ struct rec_drain_stats {
  * drained (programs that still count into it report themselves); returns it.
  */
 unsigned int rec_flip(const struct rec_maps *maps);
-/* How full the counting generation's fuller map (stacks or counts) is, in thousandths. */
-unsigned int rec_maps__fill(const struct rec_maps *maps);
-/* Is the counting generation's stacks or counts map half full (time for an early drain)? */
+/*
+ * The new entries of one generation at which a map of `entries` is over half full: time for an
+ * early drain, while a burst still has room. BPF wakes stkrec there (STK_NOTIFY_FILL).
+ */
+uint64_t rec_half_full(uint32_t entries);
+/* Is the counting generation's stacks or counts map over half full? */
 bool rec_maps__filling(const struct rec_maps *maps);
 /* Read and sum the per-CPU stats, returning deltas since the previous call in prev. */
 int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta, int nstats);
@@ -722,8 +729,8 @@ struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *
 void rec_defer__free(struct rec_defer *df);
 /* Count every deferred event in the ring now (main thread only). Takes NULL. 0 or -errno. */
 int rec_defer__consume(struct rec_defer *df);
-/* Wait up to timeout_ms for deferred events, counting those that come (main thread only). */
-void rec_defer__wait(struct rec_defer *df, int timeout_ms);
+/* Readable when deferred events wait (an epoll fd); -1 for NULL. */
+int rec_defer__fd(const struct rec_defer *df);
 
 /* ---- -- COMMAND (child.c) ------------------------------------------------------------------- */
 
@@ -772,6 +779,12 @@ extern volatile int rec_stop;
 int rec_run(const struct rec_opts *opts);
 
 uint64_t rec_now_ns(void);
+/*
+ * pthread_create() with every signal blocked in the new thread: SIGINT, SIGTERM and a -- COMMAND
+ * child's SIGCHLD interrupt the main loop's wait, which a helper thread taking them would leave
+ * asleep until its next look. 0 or pthread_create's error.
+ */
+int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 /*
  * Room for element n of the array *arrayp (a pointer to the array pointer) of *cap elements of
  * sz bytes: doubles it when full, from first. 0, or -ENOMEM with the array unchanged.

@@ -6,6 +6,7 @@
  * what naming the rows needs (OBJECTS, PERFMAP, KSYMS_ADD), INTERVAL or EVENTS, and LOSSES.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,14 @@ volatile int rec_stop;
 #define WRITE_QUEUE_BYTES (64u << 20)
 
 /*
- * The main loop's look at the maps (early drains, a -- COMMAND child's end): every POLL_MS
- * while the maps fill fast, every IDLE_POLL_MS while they stay far from half full. Each wake-up
- * costs a context switch or two: at 50 a second they were half of a quiet recording's CPU.
+ * The main loop's looks between deadlines: every POLL_MS with a -- COMMAND child (its end ends
+ * the recording) or --snoop batches to watch, otherwise every LOOK_MS. BPF wakes it when a map
+ * is over half full (STK_NOTIFY_FILL), so that look is only a safety net for a wake-up the full
+ * notification ring dropped, and the status line's pace. Each wake-up costs a context switch or
+ * two: at 25 a second they were most of a long recording's CPU.
  */
 #define POLL_MS 20
-#define IDLE_POLL_MS 100
+#define LOOK_MS 1000
 #define NS_PER_SEC 1000000000ull
 
 struct run {
@@ -54,8 +57,6 @@ struct run {
 	uint64_t last_status;
 	bool status_shown;
 	int disk_full;		/* the writer's wait for room, as last said on stderr */
-	uint64_t look_ns;	/* the main loop's last look at the maps, */
-	unsigned int look_fill;	/* and how full they were then (rec_maps__fill) */
 };
 
 static int on_notify(void *ctx, void *data, size_t len)
@@ -214,20 +215,26 @@ static void ensure_processes(struct run *r, const struct cap_interval *iv, uint6
 }
 
 /*
- * Notifications. With the reader thread they are handled there (rec_reader__sync() to
- * catch up); without it (the thread could not start) here.
+ * Wait up to timeout_ms for what needs the main loop: a map over half full, deferred events to
+ * walk, or a signal. Notifications: with the reader thread they are handled there (and
+ * rec_reader__sync() catches up); without it here, where BPF's wake-up comes too.
  */
 static void poll_notify(struct run *r, int timeout_ms)
 {
+	struct pollfd pfd[2] = {
+		{ .fd = rec_probe__fill_fd(r->probe), .events = POLLIN },
+		{ .fd = rec_defer__fd(r->defer), .events = POLLIN },	/* -1: ignored */
+	};
+
 	if (!r->reader) {
 		rec_mmaps__consume(r->mmaps, r->procs);
 		rec_probe__poll(r->probe, timeout_ms);
-	} else if (timeout_ms > 0 && r->defer)
-		rec_defer__wait(r->defer, timeout_ms);	/* deferred events wake us */
-	else if (timeout_ms > 0)
-		usleep(timeout_ms * 1000);
-	else
+	} else if (timeout_ms > 0) {
+		poll(pfd, 2, timeout_ms);
+	} else {
 		rec_reader__sync(r->reader);
+	}
+	rec_probe__fill_seen(r->probe);
 }
 
 /*
@@ -385,6 +392,7 @@ static int write_interval(struct run *r)
 	memcpy(lo.losses.counts, st->losses, sizeof(st->losses));
 	if (!err)
 		err = cap_writer__put(r->w, &lo);
+	cap_writer__flush(r->w);	/* the interval's records, in one wake-up of the writer */
 	r->events += st->events;
 	r->stacks += iv.interval.nkstacks + iv.interval.nustacks;
 	for (int i = 0; i < CAP_LOSS__COUNT; i++)
@@ -397,27 +405,9 @@ static int write_interval(struct run *r)
 	return 0;
 }
 
-/*
- * How long the main loop may wait before its next look: IDLE_POLL_MS unless, at the rate the
- * maps filled since the last look, half full is less than twice that far (a burst four times
- * as fast still finds room before the drain), or they were just drained (the rate is unknown),
- * or there is a -- COMMAND child (its end ends the recording) or a --snoop batch to watch.
- */
-static int next_look_ms(struct run *r, uint64_t now)
+static int next_look_ms(const struct run *r)
 {
-	unsigned int fill = rec_maps__fill(rec_probe__maps(r->probe)), last = r->look_fill;
-	uint64_t since = now - r->look_ns, half_ms;
-
-	r->look_ns = now;
-	r->look_fill = fill;
-	if (r->child || r->snoop || fill < last || fill >= 500)
-		return POLL_MS;
-	if (fill == last)
-		return IDLE_POLL_MS;
-	half_ms = (uint64_t)(500 - fill) * since / (fill - last) / 1000000;
-	if (half_ms / 2 >= IDLE_POLL_MS)
-		return IDLE_POLL_MS;
-	return half_ms / 2 > POLL_MS ? (int)(half_ms / 2) : POLL_MS;
+	return r->child || r->snoop ? POLL_MS : LOOK_MS;
 }
 
 /* A full disk holds the capture in memory for a while (writer.c): say when, and when it ends. */
@@ -442,12 +432,11 @@ static int loop(struct run *r)
 	bool stop = false;
 	int err;
 
-	r->look_ns = rec_now_ns();
 	while (!stop) {
 		uint64_t now = rec_now_ns(), until = end && end < deadline ? end : deadline;
 		/* rounded up: under a millisecond before the deadline, a 0 ms wait would spin */
 		int timeout = until > now ? (until - now + 999999) / 1000000 : 0;
-		int look = next_look_ms(r, now);
+		int look = next_look_ms(r);
 
 		poll_notify(r, timeout < look ? timeout : look);
 		now = rec_now_ns();

@@ -7,7 +7,9 @@
  * drains: the main loop drains early when a generation's maps fill up, and the counts add up.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <search.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +30,18 @@ uint64_t rec_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 int rec_grow(void *arrayp, uint32_t n, uint32_t *cap, size_t sz, uint32_t first)
@@ -70,19 +84,17 @@ unsigned int rec_flip(const struct rec_maps *maps)
 	return seq & 1;
 }
 
-unsigned int rec_maps__fill(const struct rec_maps *maps)
+uint64_t rec_half_full(uint32_t entries)
 {
-	unsigned int g = *maps->gen_seq & 1;
-	uint64_t s = maps->nstacks[g] * 1000 / (maps->stack_entries ? maps->stack_entries : 1);
-	uint64_t c = maps->nkeys[g] * 1000 / (maps->count_entries ? maps->count_entries : 1);
-
-	return s > c ? s : c;
+	return entries / 2 + 1;
 }
 
 bool rec_maps__filling(const struct rec_maps *maps)
 {
-	/* Half full: drain now, while a burst still has room until the next check. */
-	return rec_maps__fill(maps) > 500;
+	unsigned int g = *maps->gen_seq & 1;
+
+	return maps->nstacks[g] >= rec_half_full(maps->stack_entries) ||
+	       maps->nkeys[g] >= rec_half_full(maps->count_entries);
 }
 
 int rec_read_stats(const struct rec_maps *maps, uint64_t *prev, uint64_t *delta, int nstats)

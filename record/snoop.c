@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -158,7 +157,6 @@ struct rec_snoop *rec_snoop__new(struct rec_probe *p)
 {
 	struct rec_snoop *s = calloc(1, sizeof(*s));
 	const struct rec_maps *m = rec_probe__maps(p);
-	sigset_t all, old;
 	bool ok;
 	int err;
 
@@ -186,11 +184,7 @@ struct rec_snoop *rec_snoop__new(struct rec_probe *p)
 		errno = err;
 		return NULL;
 	}
-	/* signals (SIGINT, SIGCHLD of -- COMMAND) stay the main thread's: the reader blocks them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&s->reader, NULL, read_events, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = rec_thread_start(&s->reader, read_events, s);
 	if (err) {
 		rec_snoop__free(s);
 		errno = err;

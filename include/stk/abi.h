@@ -122,6 +122,7 @@ enum stk_notify_kind {
 	STK_NOTIFY_SEEN = 0,	/* the first event of a tgid since BPF last forgot it */
 	STK_NOTIFY_EXEC = 1,	/* an exec replaced its mappings */
 	STK_NOTIFY_MAPS = 2,	/* the unwinder met an address in none of its known mappings */
+	STK_NOTIFY_FILL = 3,	/* a generation's map is over half full (tgid 0) */
 };
 
 struct stk_notify {

@@ -496,12 +496,16 @@ int cap_writer__put(struct cap_writer *w, const struct cap_record *rec);
  * large record never holds up the caller: __put and __put_raw encode and check the record,
  * queue it (waiting while more than max_queued payload bytes wait) and return. A write error
  * (-ENOSPC, ...) is then returned by the next __put or __put_raw and by __finish, and from
- * then on by every one of them: no chunk queued after the failed one is written. __finish
- * writes what is queued first. Returns 0,
+ * then on by every one of them: no chunk queued after the failed one is written. Queued chunks
+ * wait for __flush (or for a quarter of max_queued): one wake-up of the thread per batch.
+ * __finish writes what is queued first. Returns 0,
  * -EINVAL (already in this mode, or max_queued 0), -ENOMEM, or pthread_create's error.
  * Thread safety: one caller thread, as without it.
  */
 int cap_writer__background(struct cap_writer *w, size_t max_queued);
+
+/* Background mode: have the thread write what is queued now (no wait). Otherwise nothing. */
+void cap_writer__flush(struct cap_writer *w);
 
 /* Append a raw chunk of any type and flags (tests and future types). Same errors as __put. */
 int cap_writer__put_raw(struct cap_writer *w, uint16_t type, uint16_t flags,

@@ -49,6 +49,23 @@ check_eq full.counted_plus_lost $((2 * n)) $((counted + ${lost:-0})) "$tmp/full.
 check_true full.lost "some events lost to the full counts map, got ${lost:-0}" \
 	test "${lost:-0}" -gt 0
 
+# Early drains without polling: 110 distinct stacks (recursions 3 to 112 deep) at about 450
+# events a second into stacks maps of 64 entries, in one 60 s interval. BPF wakes stkrec when a
+# map is over half full and it drains at once, so no stack is lost; stkrec otherwise looks at its
+# maps once a second, and 235 of the 600 were lost when the wake-up was left out.
+rec_bg wake -q -i 60 --stack-storage-size 64 -o "$tmp/wake.stk" "$tp"
+if rec_ready wake; then
+	"$WL/wl_deep" 600 3 110 0 2000 &
+	wake_pid=$!
+	wait "$wake_pid"
+fi
+rec_signal INT "$REC_PID"
+rec_wait "$REC_PID"
+report wake "$tmp/wake.stk" -f --pid "${wake_pid:-0}"
+check_eq wake.counted 600 "$(sum_folded "$tmp/wake.rep" ';wl_deep_getppid;')" "$tmp/wake.rerr"
+check_true wake.no_losses "no losses line" \
+	bash -c "! grep -q '^# lost' '$tmp/wake.rerr'" || show "$tmp/wake.rerr"
+
 # A stacks map of 3 entries under 2 s of sampling every CPU: it fills at once, and stkrec drains
 # early and counts what did not fit (the odd size once failed the run with EINVAL). A burner
 # runs meanwhile: an idle host gives no samples at all (the idle task is left out).

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl_deep N DEPTH [SPREAD [WIDE]]: enters getppid(2) exactly N times, the i-th time
+ * wl_deep N DEPTH [SPREAD [WIDE [PAUSE_US]]]: enters getppid(2) exactly N times, the i-th time
  * DEPTH + i % SPREAD frames deep in wl_recurse (SPREAD 1 by default: one stack). With DEPTH above
  * kernel.perf_event_max_stack (127 by default) every user stack is cut at the depth limit; with
  * SPREAD > 1 the events fall on SPREAD distinct stacks (tests/e2e/losses.sh). WIDE 1 recurses in
  * wl_recurse_wide instead, whose frames take over 128 bytes each: 90 levels run past 8 KiB of
- * stack (tests/e2e/nofp.sh, deferred walks).
+ * stack (tests/e2e/nofp.sh, deferred walks). PAUSE_US: sleep that long after each event, for a
+ * rate of new stacks that drains can keep up with (tests/e2e/losses.sh, early drains).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 __attribute__((noinline)) long wl_deep_getppid(void)
@@ -42,20 +44,28 @@ __attribute__((noinline)) void wl_recurse_wide(unsigned long depth)
 
 int main(int argc, char **argv)
 {
-	unsigned long n, depth, spread = 1;
+	unsigned long n, depth, spread = 1, pause_us = 0;
 	void (*recurse)(unsigned long) = wl_recurse;
+	struct timespec pause;
 
-	if (argc < 3 || argc > 5) {
-		fprintf(stderr, "usage: %s N DEPTH [SPREAD [WIDE]]\n", argv[0]);
+	if (argc < 3 || argc > 6) {
+		fprintf(stderr, "usage: %s N DEPTH [SPREAD [WIDE [PAUSE_US]]]\n", argv[0]);
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 0);
 	depth = strtoul(argv[2], NULL, 0);
 	if (argc >= 4)
 		spread = strtoul(argv[3], NULL, 0);
-	if (argc == 5 && strtoul(argv[4], NULL, 0))
+	if (argc >= 5 && strtoul(argv[4], NULL, 0))
 		recurse = wl_recurse_wide;
-	for (unsigned long i = 0; i < n; i++)
+	if (argc == 6)
+		pause_us = strtoul(argv[5], NULL, 0);
+	pause.tv_sec = pause_us / 1000000;
+	pause.tv_nsec = (long)(pause_us % 1000000) * 1000;
+	for (unsigned long i = 0; i < n; i++) {
 		recurse(depth + i % (spread ? spread : 1));
+		if (pause_us)
+			nanosleep(&pause, NULL);
+	}
 	return 0;
 }
