@@ -93,7 +93,8 @@ bool rec_maps__filling(const struct rec_maps *maps)
 {
 	unsigned int g = *maps->gen_seq & 1;
 
-	return maps->nstacks[g] >= rec_half_full(maps->stack_entries) ||
+	/* --offcpu: every stack is in stacks0, whichever generation counts */
+	return maps->nstacks[maps->offcpu ? 0 : g] >= rec_half_full(maps->stack_entries) ||
 	       maps->nkeys[g] >= rec_half_full(maps->count_entries);
 }
 
