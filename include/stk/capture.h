@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#define CAP_MAJOR 2
-#define CAP_MINOR 2
+#define CAP_MAJOR 3
+#define CAP_MINOR 0
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -367,6 +367,11 @@ struct cap_chunk {
 	uint16_t flags;		/* CAP_CHUNK_F_* */
 	uint32_t len;		/* decompressed length of data */
 	const void *data;
+	/*
+	 * Major version of the file the chunk is from (cap_reader__next() sets it): it selects
+	 * the record layout the decoder reads (3.0 changed OBJECTS, format.md 5). 0: CAP_MAJOR.
+	 */
+	uint16_t major;
 };
 
 /*
