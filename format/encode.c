@@ -248,7 +248,8 @@ static int encode_symbols(const struct cap_symbol *syms, uint32_t n, struct cap_
 /*
  * format.md 4.8 (3.0): sorted by addr, each addr written as its distance from the previous one
  * (the first from 0), then size and name length, all varints. Of the 20 fixed bytes a symbol
- * took in 2.x, some 4 remain, and lz4 compresses small numbers no worse than big ones.
+ * took in 2.x some 4 remain, and lz4 does not find that saving by itself: OBJECTS chunks of a
+ * 10 s capture store 27% smaller with lz4 HC (format.md 4.8).
  */
 static int encode_packed_symbols(const struct cap_symbol *syms, uint32_t n, struct cap_buf *b)
 {
