@@ -408,9 +408,10 @@ void cap_reader__version(const struct cap_reader *r, uint16_t *major, uint16_t *
 void cap_reader__close(struct cap_reader *r);
 
 /*
- * Decode a chunk into a newly allocated record (free with cap_record__free()). The record does
- * not borrow from the chunk. Returns 0, -EBADMSG for a malformed payload, -EOVERFLOW past a limit,
- * -ENOTSUP for a type this library cannot decode, -ENOMEM.
+ * Decode a chunk into a newly allocated record (free with cap_record__free()), in the layout of
+ * the chunk's major version. The record does not borrow from the chunk. Returns 0, -EBADMSG for
+ * a malformed payload, -EOVERFLOW past a limit, -ENOTSUP for a type this library cannot decode
+ * or a major newer than CAP_MAJOR, -ENOMEM.
  */
 int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out);
 /*
