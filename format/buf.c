@@ -78,6 +78,20 @@ void cap_buf__put_str(struct cap_buf *b, const char *s)
 	cap_buf__put(b, s, n);
 }
 
+/* format.md 1.5: seven bits a byte, low group first, the high bit on every byte but the last. */
+void cap_buf__put_varint(struct cap_buf *b, uint64_t v)
+{
+	uint8_t out[CAP_VARINT_MAX];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	cap_buf__put(b, out, n);
+}
+
 void cap_buf__free(struct cap_buf *b)
 {
 	free(b->data);

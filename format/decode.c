@@ -26,6 +26,7 @@
 				 * data_len */
 #define MIN_SEGMENT	32u	/* offset, vaddr, filesz, memsz */
 #define MIN_SYMBOL	20u	/* addr, size, empty name */
+#define MIN_PACKED_SYMBOL 3u	/* 3.0 OBJECTS: one-byte varints addr delta, size, name length 0 */
 #define MIN_KSYM_ADD	24u	/* addr, size, empty name and module */
 
 /* A read position in a payload. The first error sticks; later reads return zeros. */
@@ -72,6 +73,30 @@ static uint64_t get_u64(struct cursor *c)
 	return p ? cap_load_u64(p) : 0;
 }
 
+/*
+ * format.md 1.5 (3.0): unsigned LEB128. More than CAP_VARINT_MAX bytes, or a tenth byte above 1
+ * (bits past the 64th), is malformed: no value is silently cut to 64 bits.
+ */
+static uint64_t get_varint(struct cursor *c)
+{
+	const uint8_t *p;
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < CAP_VARINT_MAX; i++) {
+		p = take(c, 1);
+		if (!p)
+			return 0;
+		if (i == CAP_VARINT_MAX - 1 && *p > 1)
+			break;
+		v |= (uint64_t)(*p & 0x7f) << (7 * i);
+		if (!(*p & 0x80))
+			return v;
+	}
+	fail(c, -EBADMSG);
+	return 0;
+}
+
 static void *alloc(struct cursor *c, size_t n)
 {
 	void *p;
@@ -100,13 +125,35 @@ static uint32_t get_count(struct cursor *c, size_t min_size)
 }
 
 /*
- * format.md 1: u32 length + bytes. Decoded strings are NUL-terminated, so a NUL inside one could
- * not be represented: malformed. max_len bounds it (-EOVERFLOW); pass SIZE_MAX for none.
+ * n bytes of the payload as a NUL-terminated string. Decoded strings are NUL-terminated, so a
+ * NUL inside one could not be represented: malformed.
  */
+static char *get_chars(struct cursor *c, uint64_t n)
+{
+	const uint8_t *src;
+	char *s;
+
+	if (n > c->left) {
+		fail(c, -EBADMSG);
+		return NULL;
+	}
+	src = take(c, (size_t)n);
+	if (!src)
+		return NULL;
+	if (memchr(src, 0, (size_t)n)) {
+		fail(c, -EBADMSG);
+		return NULL;
+	}
+	s = alloc(c, (size_t)n + 1);
+	if (s)
+		memcpy(s, src, (size_t)n);
+	return s;
+}
+
+/* format.md 1: u32 length + bytes. max_len bounds it (-EOVERFLOW); pass SIZE_MAX for none. */
 static char *get_str_max(struct cursor *c, size_t max_len, size_t *len_out)
 {
 	uint32_t n = get_u32(c);
-	const uint8_t *src;
 	char *s;
 
 	if (c->err)
@@ -115,18 +162,8 @@ static char *get_str_max(struct cursor *c, size_t max_len, size_t *len_out)
 		fail(c, -EOVERFLOW);
 		return NULL;
 	}
-	src = take(c, n);
-	if (!src)
-		return NULL;
-	if (memchr(src, 0, n)) {
-		fail(c, -EBADMSG);
-		return NULL;
-	}
-	s = alloc(c, (size_t)n + 1);
-	if (!s)
-		return NULL;
-	memcpy(s, src, n);
-	if (len_out)
+	s = get_chars(c, n);
+	if (s && len_out)
 		*len_out = n;
 	return s;
 }
@@ -374,7 +411,10 @@ static void decode_losses(struct cursor *c, struct cap_losses *l)
 	}
 }
 
-/* format.md 4.8 and 4.9: count, then { u64 addr, u64 size, str name } each. */
+/*
+ * format.md 4.9, and 4.8 before 3.0: count, then { u64 addr, u64 size, str name } each. Object
+ * symbol tables are binary-searched: unsorted is malformed when the caller says sorted.
+ */
 static struct cap_symbol *decode_symbols(struct cursor *c, bool sorted, uint32_t *count)
 {
 	struct cap_symbol *syms;
@@ -386,7 +426,6 @@ static struct cap_symbol *decode_symbols(struct cursor *c, bool sorted, uint32_t
 		syms[i].addr = get_u64(c);
 		syms[i].size = get_u64(c);
 		syms[i].name = get_str(c);
-		/* Object symbol tables are binary-searched: unsorted is malformed. */
 		if (sorted && i && syms[i].addr < syms[i - 1].addr)
 			fail(c, -EBADMSG);
 	}
@@ -395,8 +434,34 @@ static struct cap_symbol *decode_symbols(struct cursor *c, bool sorted, uint32_t
 	return syms;
 }
 
-/* format.md 4.8 */
-static void decode_object(struct cursor *c, struct cap_object *o)
+/*
+ * format.md 4.8 (3.0): count, then { varint addr delta, varint size, varint name length, name }
+ * each. The deltas keep the table sorted; one that carries an address past 2^64 is malformed.
+ */
+static struct cap_symbol *decode_packed_symbols(struct cursor *c, uint32_t *count)
+{
+	struct cap_symbol *syms;
+	uint64_t prev = 0, delta;
+	uint32_t i;
+
+	*count = get_count(c, MIN_PACKED_SYMBOL);
+	syms = alloc(c, (size_t)*count * sizeof(*syms));
+	for (i = 0; i < *count && !c->err; i++) {
+		delta = get_varint(c);
+		if (delta > UINT64_MAX - prev)
+			fail(c, -EBADMSG);
+		syms[i].addr = prev + delta;
+		syms[i].size = get_varint(c);
+		syms[i].name = get_chars(c, get_varint(c));
+		prev = syms[i].addr;
+	}
+	if (c->err)
+		*count = 0;
+	return syms;
+}
+
+/* format.md 4.8; the symbol table's layout is that of the file's major version (format.md 5). */
+static void decode_object(struct cursor *c, uint16_t major, struct cap_object *o)
 {
 	const uint8_t *src;
 	uint32_t i;
@@ -421,7 +486,10 @@ static void decode_object(struct cursor *c, struct cap_object *o)
 		o->segs[i].filesz = get_u64(c);
 		o->segs[i].memsz = get_u64(c);
 	}
-	o->syms = decode_symbols(c, true, &o->nsyms);
+	if (major >= 3)
+		o->syms = decode_packed_symbols(c, &o->nsyms);
+	else
+		o->syms = decode_symbols(c, true, &o->nsyms);
 	o->data_len = get_u64(c);
 	if (c->err)
 		return;
@@ -442,14 +510,14 @@ static void decode_object(struct cursor *c, struct cap_object *o)
 		memcpy(o->data, src, (size_t)o->data_len);
 }
 
-static void decode_objects(struct cursor *c, struct cap_objects *os)
+static void decode_objects(struct cursor *c, uint16_t major, struct cap_objects *os)
 {
 	uint32_t i;
 
 	os->count = get_count(c, MIN_OBJECT);
 	os->objs = alloc(c, (size_t)os->count * sizeof(*os->objs));
 	for (i = 0; i < os->count && !c->err; i++)
-		decode_object(c, &os->objs[i]);
+		decode_object(c, major, &os->objs[i]);
 }
 
 /* format.md 4.9: symbols in file order, not sorted (later entries win). */
@@ -477,11 +545,12 @@ int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *
 			      struct cap_record **out)
 {
 	struct cursor c = { .p = chunk->data, .left = chunk->len };
+	uint16_t major = chunk->major ? chunk->major : CAP_MAJOR;
 	struct cap_record *rec = NULL;
 	int err;
 
 	*out = NULL;
-	if (!cap_chunk_type_known(chunk->type))
+	if (!cap_chunk_type_known(chunk->type) || major > CAP_MAJOR)
 		return -ENOTSUP;
 	if (chunk->len && !chunk->data)
 		return -EINVAL;
@@ -523,7 +592,7 @@ int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *
 		decode_interval(&c, true, &rec->interval);
 		break;
 	case CAP_CHUNK_OBJECTS:
-		decode_objects(&c, &rec->objects);
+		decode_objects(&c, major, &rec->objects);
 		break;
 	case CAP_CHUNK_PERFMAP:
 		decode_perfmap(&c, &rec->perfmap);

@@ -230,22 +230,45 @@ static int encode_losses(const struct cap_losses *l, struct cap_buf *b)
 	return 0;
 }
 
-/* format.md 4.8 and 4.9: u64 addr, u64 size, str name; sorted by addr when the caller says so. */
-static int encode_symbols(const struct cap_symbol *syms, uint32_t n, bool sorted,
-			  struct cap_buf *b)
+/* format.md 4.9: u64 addr, u64 size, str name each, in file order (a later entry wins). */
+static int encode_symbols(const struct cap_symbol *syms, uint32_t n, struct cap_buf *b)
 {
 	uint32_t i;
 
 	CHECK_ARRAY(syms, n);
-	if (sorted)
-		for (i = 1; i < n; i++)
-			if (syms[i].addr < syms[i - 1].addr)
-				return -EINVAL;
 	cap_buf__put_u32(b, n);
 	for (i = 0; i < n; i++) {
 		cap_buf__put_u64(b, syms[i].addr);
 		cap_buf__put_u64(b, syms[i].size);
 		cap_buf__put_str(b, syms[i].name);
+	}
+	return 0;
+}
+
+/*
+ * format.md 4.8 (3.0): sorted by addr, each addr written as its distance from the previous one
+ * (the first from 0), then size and name length, all varints. Of the 20 fixed bytes a symbol
+ * took in 2.x some 4 remain, and lz4 does not find that saving by itself: OBJECTS chunks of a
+ * 10 s capture store 27% smaller with lz4 HC (format.md 4.8).
+ */
+static int encode_packed_symbols(const struct cap_symbol *syms, uint32_t n, struct cap_buf *b)
+{
+	uint64_t prev = 0;
+	size_t len;
+	uint32_t i;
+
+	CHECK_ARRAY(syms, n);
+	for (i = 1; i < n; i++)
+		if (syms[i].addr < syms[i - 1].addr)
+			return -EINVAL;
+	cap_buf__put_u32(b, n);
+	for (i = 0; i < n; i++) {
+		len = syms[i].name ? strlen(syms[i].name) : 0;
+		cap_buf__put_varint(b, syms[i].addr - prev);
+		cap_buf__put_varint(b, syms[i].size);
+		cap_buf__put_varint(b, len);
+		cap_buf__put(b, syms[i].name, len);
+		prev = syms[i].addr;
 	}
 	return 0;
 }
@@ -280,7 +303,7 @@ static int encode_object(const struct cap_object *o, struct cap_buf *b)
 		cap_buf__put_u64(b, o->segs[i].filesz);
 		cap_buf__put_u64(b, o->segs[i].memsz);
 	}
-	err = encode_symbols(o->syms, o->nsyms, true, b);
+	err = encode_packed_symbols(o->syms, o->nsyms, b);
 	if (err)
 		return err;
 	/* The bytes come last: when they cannot fit in the chunk, say so before copying them. */
@@ -314,7 +337,7 @@ static int encode_perfmap(const struct cap_perfmap *pm, struct cap_buf *b)
 {
 	cap_buf__put_u32(b, pm->pid);
 	cap_buf__put_u64(b, pm->start_time);
-	return encode_symbols(pm->syms, pm->count, false, b);
+	return encode_symbols(pm->syms, pm->count, b);
 }
 
 /* format.md 4.6 */

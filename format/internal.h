@@ -79,6 +79,9 @@ static inline uint64_t cap_load_u64(const uint8_t *p)
 	return le64toh(v);
 }
 
+/* format.md 1.5: the longest varint, 64 bits in groups of 7. */
+#define CAP_VARINT_MAX 10u
+
 /* ---- chunk.c ---- */
 
 /* Whether format.md 3.2 marks chunks of this type mandatory; false for unknown types. */
@@ -106,6 +109,8 @@ void cap_buf__put_u32(struct cap_buf *b, uint32_t v);
 void cap_buf__put_u64(struct cap_buf *b, uint64_t v);
 /* format.md 4: u32 length + bytes, no NUL. NULL is written as the empty string. */
 void cap_buf__put_str(struct cap_buf *b, const char *s);
+/* format.md 1.5 (3.0): unsigned LEB128, 1 to CAP_VARINT_MAX bytes. */
+void cap_buf__put_varint(struct cap_buf *b, uint64_t v);
 void cap_buf__free(struct cap_buf *b);
 
 /* ---- encode.c ---- */

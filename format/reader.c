@@ -228,6 +228,7 @@ static int read_chunk(struct cap_reader *r, struct cap_chunk *chunk, bool *skipp
 	chunk->flags = h.flags;
 	chunk->len = h.raw_len;
 	chunk->data = r->buf;
+	chunk->major = r->major;
 	r->pos += CAP_CHUNK_HDR_LEN + h.stored_len;
 	r->next_seq++;
 	return 0;

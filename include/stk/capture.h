@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#define CAP_MAJOR 2
-#define CAP_MINOR 2
+#define CAP_MAJOR 3
+#define CAP_MINOR 0
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -367,6 +367,11 @@ struct cap_chunk {
 	uint16_t flags;		/* CAP_CHUNK_F_* */
 	uint32_t len;		/* decompressed length of data */
 	const void *data;
+	/*
+	 * Major version of the file the chunk is from (cap_reader__next() sets it): it selects
+	 * the record layout the decoder reads (3.0 changed OBJECTS, format.md 5). 0: CAP_MAJOR.
+	 */
+	uint16_t major;
 };
 
 /*
@@ -403,9 +408,10 @@ void cap_reader__version(const struct cap_reader *r, uint16_t *major, uint16_t *
 void cap_reader__close(struct cap_reader *r);
 
 /*
- * Decode a chunk into a newly allocated record (free with cap_record__free()). The record does
- * not borrow from the chunk. Returns 0, -EBADMSG for a malformed payload, -EOVERFLOW past a limit,
- * -ENOTSUP for a type this library cannot decode, -ENOMEM.
+ * Decode a chunk into a newly allocated record (free with cap_record__free()), in the layout of
+ * the chunk's major version. The record does not borrow from the chunk. Returns 0, -EBADMSG for
+ * a malformed payload, -EOVERFLOW past a limit, -ENOTSUP for a type this library cannot decode
+ * or a major newer than CAP_MAJOR, -ENOMEM.
  */
 int cap_record__decode(const struct cap_chunk *chunk, struct cap_record **out);
 /*

@@ -317,18 +317,25 @@ static inline void check_round_trip(const char *path, const char *name,
 }
 
 /*
- * Decode payload p as a chunk of type: want 0 and a record, or the error want and no record
- * (format.md 4 decoder rules).
+ * Decode payload p as a chunk of type from a file of the given major version (0: the current
+ * one): want 0 and a record, or the error want and no record (format.md 4 decoder rules).
  */
-static inline void expect_decode(const struct craft_payload *p, const char *name, uint16_t type,
-				 int want)
+static inline void expect_decode_major(const struct craft_payload *p, const char *name,
+				       uint16_t type, uint16_t major, int want)
 {
-	struct cap_chunk ch = { .type = type, .len = (uint32_t)p->len, .data = p->buf };
+	struct cap_chunk ch = { .type = type, .len = (uint32_t)p->len, .data = p->buf,
+				.major = major };
 	struct cap_record *rec = NULL;
 	int ret = cap_record__decode(&ch, &rec);
 
 	T_CHECK(name, ret == want && (ret ? !rec : !!rec), "expected %d, got %d", want, ret);
 	cap_record__free(rec);
+}
+
+static inline void expect_decode(const struct craft_payload *p, const char *name, uint16_t type,
+				 int want)
+{
+	expect_decode_major(p, name, type, 0, want);
 }
 
 /*

@@ -6,8 +6,8 @@
  *
  *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk, v2.0.stk, v2.1.stk and v2.2.stk were written once by tests/tools/mkcompat from
- * samples_v1_1.h, samples_v2_0.h, samples_v2_1.h and samples_v2_2.h.
+ * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk and v3.0.stk were written once by tests/tools/mkcompat
+ * from samples_v1_1.h, samples_v2_0.h, samples_v2_1.h, samples_v2_2.h and samples_v3_0.h.
  */
 #include "helpers.h"
 #include "samples.h"
@@ -15,12 +15,14 @@
 #include "samples_v2_0.h"
 #include "samples_v2_1.h"
 #include "samples_v2_2.h"
+#include "samples_v3_0.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
 #define V2_0_PATH "tests/format/compat/v2.0.stk"
 #define V2_1_PATH "tests/format/compat/v2.1.stk"
 #define V2_2_PATH "tests/format/compat/v2.2.stk"
+#define V3_0_PATH "tests/format/compat/v3.0.stk"
 
 static int write_sample(const char *path)
 {
@@ -271,6 +273,39 @@ static void check_v2_2(void)
 	release(r, got, SAMPLE22_NRECORDS);
 }
 
+/*
+ * format 3.0: every record against samples_v3_0.h, then the symbols whose varints take the
+ * most bytes written out as literals: the 133-byte name, the gap of 2^40, the top address.
+ */
+static void check_v3_0(void)
+{
+	struct cap_record recs[SAMPLE30_NRECORDS], *got[SAMPLE30_NRECORDS] = { 0 };
+	struct cap_reader *r;
+
+	sample30_records(recs);
+	r = open_compat(V3_0_PATH, "compat 3.0", 3, 0);
+	if (!r)
+		return;
+	read_compare(r, "compat 3.0", recs, got, SAMPLE30_NRECORDS, 0);
+	check_clean_end(r, "compat 3.0");
+	if (got[3]) {
+		const struct cap_object *exe = &got[3]->objects.objs[0];
+		const struct cap_object *agent = &got[3]->objects.objs[1];
+
+		T_CHECK("compat 3.0 literal: packed symbols of the executable",
+			got[3]->objects.count == 3 && exe->nsyms == 5 &&
+			exe->syms[3].addr == 0x401100 && !strcmp(exe->syms[3].name, "handle_alias") &&
+			exe->syms[1].size == 0 && exe->syms[4].size == 0x200000 &&
+			got[3]->objects.objs[2].nsyms == 0, "nsyms %u", exe->nsyms);
+		T_CHECK("compat 3.0 literal: packed symbols of the agent",
+			agent->nsyms == 4 && strlen(agent->syms[1].name) == 133 &&
+			agent->syms[2].addr == 0x10000027c10ull &&
+			agent->syms[3].addr == 0xfffffffffffffff0ull &&
+			!strcmp(agent->syms[3].name, "top"), "nsyms %u", agent->nsyms);
+	}
+	release(r, got, SAMPLE30_NRECORDS);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
@@ -301,5 +336,6 @@ int main(int argc, char **argv)
 	check_v2_0();
 	check_v2_1();
 	check_v2_2();
+	check_v3_0();
 	T_EXIT();
 }

@@ -311,6 +311,13 @@ static void sym(uint64_t addr, const char *name)
 	pl_str(pl_u64(pl_u64(&p, addr), 16), name);
 }
 
+/* p decoded as an OBJECTS chunk of a 1.1 to 2.2 file: the layout 3.0 readers still read. */
+static void expect_objects_2x(const char *name, int want)
+{
+	expect_decode_major(&p, name, CAP_CHUNK_OBJECTS, 2, want);
+}
+
+/* The OBJECTS layout of 1.1 to 2.2 (fixed-size symbols, format.md 4.8). */
 static void test_objects(void)
 {
 	struct cap_chunk ch;
@@ -324,7 +331,8 @@ static void test_objects(void)
 	sym(0x401000, "a_alias");
 	pl_u64(&p, 4);
 	pl_bytes(&p, "\0EL\0", 4);
-	ch = (struct cap_chunk){ .type = CAP_CHUNK_OBJECTS, .len = (uint32_t)p.len, .data = p.buf };
+	ch = (struct cap_chunk){ .type = CAP_CHUNK_OBJECTS, .len = (uint32_t)p.len, .data = p.buf,
+				 .major = 2 };
 	T_EQ_INT("objects one whole object: ok", 0, cap_record__decode(&ch, &rec));
 	T_CHECK("objects values", rec && rec->objects.count == 1 &&
 		rec->objects.objs[0].build_id_len == 20 && rec->objects.objs[0].build_id[2] == 3 &&
@@ -342,47 +350,47 @@ static void test_objects(void)
 	sym(0x2000, "b");
 	sym(0x1000, "a");
 	pl_u64(&p, 0);
-	expect_decode(&p, "objects unsorted symbols: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects unsorted symbols: EBADMSG", -EBADMSG);
 
 	object_head(1, 0, CAP_BUILD_ID_MAX + 1);
-	expect_decode(&p, "objects build-id of 33 bytes: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
+	expect_objects_2x("objects build-id of 33 bytes: EOVERFLOW", -EOVERFLOW);
 
 	object_head(0x10000000, 0, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 0);
-	expect_decode(&p, "objects count 256M with bytes for 1: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects count 256M with bytes for 1: EBADMSG", -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(&p, 0x7fffffff);
 	pl_u64(pl_u64(pl_u64(pl_u64(&p, 0), 0), 0), 0);
-	expect_decode(&p, "objects nsegs 2G: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects nsegs 2G: EBADMSG", -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(pl_u32(&p, 0), 0x7fffffff);
 	sym(1, "a");
-	expect_decode(&p, "objects nsyms 2G: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects nsyms 2G: EBADMSG", -EBADMSG);
 
 	object_head(1, CAP_OBJ_F_WHOLE, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 100);
 	pl_bytes(&p, "abcd", 4);
-	expect_decode(&p, "objects data_len past the end: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects data_len past the end: EBADMSG", -EBADMSG);
 
 	object_head(1, CAP_OBJ_F_WHOLE, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, (uint64_t)CAP_MAX_CHUNK_RAW + 1);
-	expect_decode(&p, "objects data_len over 64 MiB: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
+	expect_objects_2x("objects data_len over 64 MiB: EOVERFLOW", -EOVERFLOW);
 
 	object_head(1, CAP_OBJ_F_WHOLE, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 0xffffffffffffffffull);
-	expect_decode(&p, "objects data_len 2^64-1: EOVERFLOW", CAP_CHUNK_OBJECTS, -EOVERFLOW);
+	expect_objects_2x("objects data_len 2^64-1: EOVERFLOW", -EOVERFLOW);
 
 	object_head(1, CAP_OBJ_F_SYMTAB, 0);
 	pl_u32(pl_u32(&p, 0), 0);
 	pl_u64(&p, 4);
 	pl_bytes(&p, "abcd", 4);
-	expect_decode(&p, "objects data without WHOLE: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects data without WHOLE: EBADMSG", -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(pl_u32(&p, 0), 1);
@@ -390,11 +398,11 @@ static void test_objects(void)
 	pl_u32(&p, 3);
 	pl_bytes(&p, "a\0b", 3);
 	pl_u64(&p, 0);
-	expect_decode(&p, "objects symbol name with a NUL: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects symbol name with a NUL: EBADMSG", -EBADMSG);
 
 	object_head(1, 0, 0);
 	pl_u32(pl_u32(&p, 0), 0);
-	expect_decode(&p, "objects missing data_len: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
+	expect_objects_2x("objects missing data_len: EBADMSG", -EBADMSG);
 }
 
 static void test_perfmap(void)

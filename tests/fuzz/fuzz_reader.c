@@ -186,6 +186,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 .len = (uint32_t)(size - 1),
 					 .data = data + 1 };
 		sink += decode_and_walk(&ch);
+		/* OBJECTS has two layouts (format.md 5): also as a chunk of a 2.x file. */
+		if (ch.type == CAP_CHUNK_OBJECTS) {
+			ch.major = 2;
+			sink += decode_and_walk(&ch);
+		}
 		/* And once through the reader, for its header checks on non-captures. */
 		r = cap_reader__open_mem(data, size);
 		cap_reader__close(r);
