@@ -513,6 +513,8 @@ struct uwalk_user {
 	uint64_t *last;		/* the frame last stored (a signal frame rewrites it) */
 	const uint64_t *first;	/* the leaf's */
 	uint64_t pc, sp, bp;
+	uint64_t bx, bx_at;	/* rbx: bx, or the word at bx_at when not 0 (bpf/unwind.bpf.h) */
+	bool bx_lost;
 	bool exact;
 	uint32_t stop;
 };
@@ -554,7 +556,17 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 		return end(w, STK_STOP_BAD_FRAME);
 	if (!peek(w, w->bp, rec, sizeof(rec)))
 		return end(w, STK_STOP_READ_FAULT);
+	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
+}
+
+/* The caller's rbx by the row's rule; slot is rbp's, CFA + 8 * rbp_off. */
+static void restore_rbx(struct uwalk_user *w, uint32_t rule, uint64_t slot)
+{
+	if (rule == STK_RBX_SAME)
+		return;
+	w->bx_lost = rule == STK_RBX_LOST;
+	w->bx_at = rule == STK_RBX_BELOW_RBP ? slot - 8 : slot;
 }
 
 static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t cfa)
@@ -565,6 +577,7 @@ static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t 
 
 	if (cfa <= w->sp)
 		return end(w, STK_STOP_BAD_FRAME);
+	restore_rbx(w, STK_UROW_RBX(row->kind), cfa + off);
 	if (!peek(w, cfa - 8, &ra, sizeof(ra)))
 		return end(w, STK_STOP_READ_FAULT);
 	if (rule == STK_RBP_AT_CFA && !peek(w, cfa + off, &bp, sizeof(bp)))
@@ -592,17 +605,27 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 	case STK_CFA_SIGNAL:
 		/* the trampoline's frame reads as a return address (bpf/unwind.bpf.h signal_step) */
 		*w->last = w->pc + 1;
-		/* rbp, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
+		/* rbp, rbx, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
 		if (!peek(w, w->sp + 120, regs, sizeof(regs)))
 			return end(w, STK_STOP_READ_FAULT);
 		if (!step_to(w, regs[6], regs[5], regs[0]))
 			return false;
+		w->bx = regs[1];
+		w->bx_at = 0;
+		w->bx_lost = false;
 		w->exact = true;
 		return true;
 	case STK_CFA_RBP_DEREF:
 		if (!peek(w, w->bp + (int16_t)row->cfa_off, &cfa, sizeof(cfa)))
 			return end(w, STK_STOP_READ_FAULT);
 		return cfa_step(w, row, cfa);
+	case STK_CFA_RBX:
+		if (w->bx_lost)
+			break;
+		cfa = w->bx;
+		if (w->bx_at && !peek(w, w->bx_at, &cfa, sizeof(cfa)))
+			return end(w, STK_STOP_READ_FAULT);
+		return cfa_step(w, row, cfa + row->cfa_off);
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);
 	case STK_CFA_RA_RDI:
@@ -638,7 +661,7 @@ static const struct stk_urow *find_urow(const struct rec_unwind *u, const struct
 static bool walk_step(struct uwalk_user *w, uint32_t n)
 {
 	const struct stk_urow *row;
-	struct stk_urow entry = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME) };
+	struct stk_urow entry = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME, STK_RBX_SAME) };
 
 	if (!n && w->d->entry)
 		return cfa_step(w, &entry, w->sp + 8);
@@ -656,7 +679,7 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
 {
 	struct uwalk_user w = { .u = u, .d = d, .first = ips, .pc = d->pc, .sp = d->sp, .bp = d->bp,
-				.exact = true };
+				.bx = d->bx, .exact = true };
 	const struct proc_copy *pc = find_proc(u, d->key.tgid);
 	uint32_t n = 0;
 
