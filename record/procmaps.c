@@ -504,32 +504,58 @@ static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 /* What publishes and reads pass when no walk missed an address. */
 static const struct rec_miss no_miss;
 
-/* Give the walker e's mappings with their objects' unwind tables; known_ns: see rec_uread. */
+/*
+ * Give the walker n mappings with their objects' unwind tables: rd says the rest. old: as the
+ * image before the current one (rec_unwind__old_image), else as the current one.
+ */
+static int give_walker(struct rec_procs *ps, uint32_t pid, const struct pmap *pm, uint32_t n,
+		       struct rec_uread rd, bool old)
+{
+	struct rec_utable **tables = calloc(n ? n : 1, sizeof(*tables));
+	struct cap_mapping *maps = calloc(n ? n : 1, sizeof(*maps));
+	int err = tables && maps ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; !err && i < n; i++) {
+		maps[i] = pm[i].m;
+		tables[i] = rec_object__utable(pm[i].obj);
+	}
+	rd.maps = maps;
+	rd.tables = tables;
+	rd.n = n;
+	if (!err)
+		err = old ? rec_unwind__old_image(ps->unwind, pid, &rd)
+			  : rec_unwind__proc(ps->unwind, pid, &rd);
+	free(tables);
+	free(maps);
+	return err;
+}
+
+/*
+ * Give the walker e's mappings; known_ns: see rec_uread. A process whose image ended before the
+ * walker first had it has deferred events of that image to walk: a forked child that exec'd
+ * before stkrec read it ran in its fork image, a copy of its parent's mappings (the kernel's fork
+ * record). Its newest old image goes first (rec_unwind__old_image). In a profile of gcc compile
+ * loops the bash, sh, make and gcc children sampled between fork and exec were most of the
+ * stacks cut at an address in no known mapping: their leaf, in the parent's libc.
+ */
 static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t known_ns,
 			  const struct rec_miss *miss)
 {
-	struct rec_uread rd = { .n = e->nmaps, .read_ns = known_ns, .image_ns = e->image_ns,
-				.miss = *miss };
-	struct rec_utable **tables;
-	struct cap_mapping *maps;
-	int err;
+	struct rec_uread rd = { .read_ns = known_ns, .image_ns = e->image_ns, .miss = *miss };
+	struct old_image *o = e->nold ? &e->old[e->nold - 1] : NULL;
+	int err = 0;
 
 	e->dirty = false;
 	if (!ps->unwind)
 		return 0;
-	tables = calloc(e->nmaps ? e->nmaps : 1, sizeof(*tables));
-	maps = calloc(e->nmaps ? e->nmaps : 1, sizeof(*maps));
-	err = tables && maps ? 0 : -ENOMEM;
-	for (uint32_t i = 0; !err && i < e->nmaps; i++) {
-		maps[i] = e->maps[i].m;
-		tables[i] = rec_object__utable(e->maps[i].obj);
+	/* rec_unwind__read_since(, 0): has the walker an image of e? */
+	if (o && !rec_unwind__read_since(ps->unwind, e->pid, 0)) {
+		look_up_maps(ps, e, o->maps, o->nmaps);	/* a parent without events has none */
+		err = give_walker(ps, e->pid, o->maps, o->nmaps,
+				  (struct rec_uread){ .read_ns = known_ns }, true);
 	}
-	rd.maps = maps;
-	rd.tables = tables;
 	if (!err)
-		err = rec_unwind__proc(ps->unwind, e->pid, &rd);
-	free(tables);
-	free(maps);
+		err = give_walker(ps, e->pid, e->maps, e->nmaps, rd, false);
 	return err;
 }
 

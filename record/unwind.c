@@ -53,6 +53,13 @@ struct proc_copy {
 	 * deferred may be walked after stkrec has written the new image's mappings.
 	 */
 	struct stk_uproc *prev;
+	/*
+	 * The image before the first one written, never written to BPF (rec_unwind__old_image):
+	 * walked only for an event stamped before the current image whose leaf is in none of the
+	 * current (or prev) mappings, so that every event the written images place is walked as
+	 * before it was kept.
+	 */
+	struct stk_uproc *before;
 };
 
 /*
@@ -144,57 +151,77 @@ static void free_proc(void *p)
 
 	free(c->value);
 	free(c->prev);
+	free(c->before);
 	free(c);
 }
 
-static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pid)
+/* pid's copy, with an image written or not. */
+static struct proc_copy *find_copy(const struct rec_unwind *u, uint32_t pid)
 {
 	struct proc_copy key = { .pid = pid }, **found = tfind(&key, (void **)&u->procs, cmp_proc);
 
 	return found ? *found : NULL;
 }
 
+/* pid's copy once an image of it was written (the walker knows the process). */
+static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pid)
+{
+	const struct proc_copy *c = find_copy(u, pid);
+
+	return c && c->value ? c : NULL;
+}
+
+/* A new copy of pid in the tree; NULL without memory. */
+static struct proc_copy *add_copy(struct rec_unwind *u, uint32_t pid)
+{
+	struct proc_copy *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->pid = pid;	/* set before tsearch() compares it with the tree's entries */
+	if (!tsearch(c, &u->procs, cmp_proc)) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* v with its n mappings only: a short allocation; NULL without memory. */
+static struct stk_uproc *short_copy(const struct stk_uproc *v)
+{
+	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
+	struct stk_uproc *copy = malloc(sz);
+
+	if (copy)
+		memcpy(copy, v, sz);
+	return copy;
+}
+
 /*
- * Keep v (n mappings of it, read at read_ns, of image image_ns) as pid's copy, replacing an
- * older one of the same image; the last copy of the image before stays, as prev.
+ * Keep v (read at read_ns, of image image_ns) as pid's copy, replacing an older one of the same
+ * image; the last copy of the image before stays, as prev.
  */
 static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v,
 		     uint64_t read_ns, uint64_t image_ns)
 {
-	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
-	struct proc_copy key = { .pid = pid }, *c, **found;
-	struct stk_uproc *copy = malloc(sz);
+	struct stk_uproc *copy = short_copy(v);
+	struct proc_copy *c = find_copy(u, pid);
 
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, v, sz);
-	found = tfind(&key, &u->procs, cmp_proc);
-	if (found) {
-		c = *found;
-		if (c->image_ns != image_ns) {
-			free(c->prev);
-			c->prev = c->value;
-		} else {
-			free(c->value);
-		}
-		c->value = copy;
-		c->read_ns = read_ns;
-		c->image_ns = image_ns;
-		return 0;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c) {
-		/* filled before tsearch() compares it with the tree's entries */
-		c->pid = pid;
-		c->value = copy;
-		c->read_ns = read_ns;
-		c->image_ns = image_ns;
-	}
-	if (!c || !tsearch(c, &u->procs, cmp_proc)) {
-		free(c);
+	if (!c)
+		c = add_copy(u, pid);
+	if (!copy || !c) {
 		free(copy);
 		return -ENOMEM;
 	}
+	if (c->value && c->image_ns != image_ns) {
+		free(c->prev);
+		c->prev = c->value;
+	} else {
+		free(c->value);
+	}
+	c->value = copy;
+	c->read_ns = read_ns;
+	c->image_ns = image_ns;
 	return 0;
 }
 
@@ -452,6 +479,39 @@ static bool exec_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
 	return !bpf_map_lookup_elem(u->maps->exec_ns_fd, &pid, &exec_ns) && exec_ns > ns;
 }
 
+/* The walker's value of rd's mappings, uploading their tables; NULL without memory. */
+static struct stk_uproc *uproc_of(struct rec_unwind *u, const struct rec_uread *rd)
+{
+	struct stk_uproc *v = calloc(1, sizeof(*v));
+
+	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
+	for (uint32_t i = 0; v && i < rd->n && v->n < STK_MAX_UMAPS; i++)
+		fill_umap(u, &rd->maps[i], rd->tables[i], &v->maps[v->n++]);
+	return v;
+}
+
+int rec_unwind__old_image(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
+{
+	struct stk_uproc *v, *copy;
+	struct proc_copy *c;
+
+	if (!u || !u->maps || find_proc(u, pid))
+		return 0;
+	v = uproc_of(u, rd);
+	copy = v ? short_copy(v) : NULL;
+	c = copy ? find_copy(u, pid) : NULL;
+	if (copy && !c)
+		c = add_copy(u, pid);
+	free(v);
+	if (!c) {
+		free(copy);
+		return -ENOMEM;
+	}
+	free(c->before);
+	c->before = copy;
+	return 0;
+}
+
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
 {
 	struct stk_uproc *v;
@@ -459,12 +519,9 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread 
 
 	if (!u || !u->maps)
 		return 0;
-	v = calloc(1, sizeof(*v));
+	v = uproc_of(u, rd);
 	if (!v)
 		return -ENOMEM;
-	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
-	for (uint32_t i = 0; i < rd->n && v->n < STK_MAX_UMAPS; i++)
-		fill_umap(u, &rd->maps[i], rd->tables[i], &v->maps[v->n++]);
 	/* the address the walker asked about is in no mapping: not one we missed (abi.h) */
 	v->settled = rd->miss.addr && !find_umap(v, rd->miss.addr);
 	err = publish(u, pid, v);
@@ -694,6 +751,8 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 	 * written last, it ran in the one before (0: before any exec BPF saw).
 	 */
 	w.proc = pc->prev && d->key.image_ns < pc->image_ns ? pc->prev : pc->value;
+	if (pc->before && d->key.image_ns < pc->image_ns && !find_umap(w.proc, d->pc))
+		w.proc = pc->before;
 	for (;;) {
 		if (n >= max) {
 			w.stop = STK_STOP_TRUNCATED;
