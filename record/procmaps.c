@@ -723,9 +723,8 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	return err;
 }
 
-/* e becomes what was read: the whole state of the process at r->read_ns. */
-static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
-		     const struct rec_miss *miss)
+/* e becomes what was read: the whole state of the process at r->read_ns (r is emptied). */
+static void adopt_read(struct proc_entry *e, struct proc_read *r)
 {
 	clear_maps(e);
 	free(e->rec.comm);
@@ -737,11 +736,37 @@ static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_rea
 	e->ns_known = true;
 	e->uid = r->uid;
 	e->snapshot_ns = r->read_ns;
-	e->from_proc = e->complete = e->wanted = true;
+	e->from_proc = e->complete = true;
 	e->exit_epoch = 0;
 	memset(r, 0, sizeof(*r));
+}
+
+/* e becomes what was read, and has events: written, and given to the walker. */
+static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
+		     const struct rec_miss *miss)
+{
+	adopt_read(e, r);
+	e->wanted = true;
 	publish_unwind(ps, e, e->snapshot_ns, miss);
 	return mark_pending(ps, e);
+}
+
+/*
+ * The entry of a parent stkrec did not know when it forked: one older than the recording that
+ * had no event yet (a shell running a loop). Read now, while it lives, so that its child starts
+ * with its mappings (rec_procs__forked); not wanted until it has events itself. NULL when gone.
+ */
+static struct proc_entry *read_parent(struct rec_procs *ps, uint32_t ppid)
+{
+	struct proc_read r = { 0 };
+	struct proc_entry *e = NULL;
+
+	if (ppid > 2 && !read_process(ps, ppid, &r))	/* not init's or kthreadd's children */
+		e = get_entry(ps, ppid);
+	if (e)
+		adopt_read(e, &r);
+	clear_read(&r);
+	return e;
 }
 
 /*
@@ -788,7 +813,8 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 		return 0;
 	if (e && why != REC_READ_MISS && followed(ps, e))
 		return want_followed(ps, e);
-	if (e && why == REC_READ_IF_NEW && e->from_proc && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
+	if (e && why == REC_READ_IF_NEW && e->wanted && e->from_proc &&
+	    !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
 		/* Known: read again only when the pid now belongs to another process. */
 		if (read_stat(ps, pid, comm, sizeof(comm), &start, &state) || start == e->rec.start_time)
 			return 0;
@@ -920,6 +946,8 @@ void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64
 	e->exec_ns = 0;
 	e->rec.start_time = 0;
 	e->rec.flags = 0;
+	if (!parent && ps->following)
+		parent = read_parent(ps, ppid);
 	if (!parent || !parent->complete || (parent->rec.flags & CAP_PROC_F_NO_MAPS))
 		return;
 	/* a child starts with its parent's mappings */
