@@ -4,8 +4,8 @@
  * stkrec.bpf.c. It starts from the user registers of the event and steps outwards, one frame
  * per bpf_loop() iteration: find the mapping the pc is in (the process's table in
  * unwind_procs), the row of that mapping's unwind table that covers the pc (unwind_chunks), and
- * apply the row's rule to get the caller's pc, sp and rbp. Where a mapping has no table (JIT,
- * an object without .eh_frame) or a pc has no row, --unwind auto takes a frame-pointer step
+ * apply the row's rule to get the caller's pc, sp, rbp and rbx. Where a mapping has no table
+ * (JIT, an object without .eh_frame) or a pc has no row, --unwind auto takes a frame-pointer step
  * instead. Every stack ends with a reason (enum stk_stop); a frame that cannot be checked is
  * left out, never emitted as garbage.
  */
@@ -351,7 +351,7 @@ static __always_inline void restore_rbx(struct uwalk *w, __u32 rule, __u64 slot)
 	w->bx_at = rule == STK_RBX_BELOW_RBP ? slot - 8 : slot;
 }
 
-/* The caller's frame from the CFA: its return address at CFA - 8, rbp as the row says. */
+/* The caller's frame from the CFA: its return address at CFA - 8, rbp and rbx as the row says. */
 static __always_inline long cfa_step(struct uwalk *w, const struct stk_urow *row, __u64 cfa)
 {
 	__u32 rule = STK_UROW_RBP(row->kind);

@@ -34,12 +34,13 @@ check_lazy() {
 	check_eq "lazy.$name.whole_chain" "$n" "$(sum_folded "$tmp/$name.rep" "$chain( |;)")" \
 		"$tmp/$name.rep"
 	report "$name.sum" "$cap" -f	# the summary, with its loss lines, on stderr
-	check_eq "lazy.$name.unsupported" 0 "$(grep -c '^# lost: .*unsupported CFI' "$tmp/$name.sum.rerr")" \
-		"$tmp/$name.sum.rerr"
+	check_eq "lazy.$name.unsupported" 0 \
+		"$(grep -c '^# lost: .*unsupported CFI' "$tmp/$name.sum.rerr")" "$tmp/$name.sum.rerr"
 }
 
 # -p on the waiting workload: BPF walks every event.
-for probe in tracepoint=t:syscalls:sys_enter_getppid uprobe="$NOFP/libwl_lazy.so:wl_lazy_getppid"; do
+for probe in tracepoint=t:syscalls:sys_enter_getppid \
+	uprobe="$NOFP/libwl_lazy.so:wl_lazy_getppid"; do
 	name=${probe%%=*}
 	spec=${probe#*=}
 	wl_bg "$name" "$NOFP/wl_lazy" -w -v "$n"
