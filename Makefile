@@ -79,13 +79,17 @@ FUZZ = $(OUTPUT)/tests/fuzz/fuzz_reader
 # cfidump reads record/'s unwind tables: it links librec, the other tools librep.
 REC_TOOLS = $(OUTPUT)/tests/tools/cfidump
 TOOLS = $(filter-out $(REC_TOOLS),$(patsubst %.c,$(OUTPUT)/%,$(wildcard tests/tools/*.c)))
-# wl_dlib.c is the library wl_dlopen loads (DLIB), not a program.
-WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(filter-out tests/workloads/wl_dlib.c,\
+# wl_dlib.c is the library wl_dlopen loads (DLIB), not a program; wl_lazy is built without
+# frame pointers only, with its library (LAZY).
+WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(filter-out tests/workloads/wl_dlib.c \
+	tests/workloads/wl_lazy.c tests/workloads/wl_lazylib.c,\
 	$(wildcard tests/workloads/*.c))) $(DLIB)
 DLIB = $(OUTPUT)/tests/workloads/libwl_dlib.so
 # The same programs as production code is built: optimized, no frame pointer anywhere (nofp.sh).
 NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal
 NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
+# Lazy binding through ld.so's trampolines (lazy.sh): a program and the library it calls.
+LAZY = $(OUTPUT)/tests/workloads/nofp/wl_lazy $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so
 # Inputs of tests/unit/rec_cfi: one program built with .eh_frame, and with its own functions' CFI
 # in .debug_frame only. Not sanitized, and outside tests/unit/, whose programs tests/run runs.
 CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi_prog_debug_frame
@@ -100,7 +104,7 @@ all: tools
 
 tools: $(STKREC) $(STKREPORT)
 check-bins: tools $(CHECK_BINS)
-workloads: $(WORKLOADS) $(NOFP_WORKLOADS)
+workloads: $(WORKLOADS) $(NOFP_WORKLOADS) $(LAZY)
 
 # ---- libraries and tools ----------------------------------------------------------------
 
@@ -230,6 +234,19 @@ $(NOFP_WORKLOADS): $(OUTPUT)/tests/workloads/nofp/%: tests/workloads/%.c tests/w
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall $< -o $@
+
+$(OUTPUT)/tests/workloads/nofp/libwl_lazy.so: tests/workloads/wl_lazylib.c tests/workloads/wl.h \
+		tests/workloads/wl_lazy.h
+	$(call msg,WORKLOAD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall -shared -fPIC $< -o $@
+
+# -z lazy: some toolchains default to -z now, which binds every function at load time.
+$(OUTPUT)/tests/workloads/nofp/wl_lazy: tests/workloads/wl_lazy.c tests/workloads/wl.h \
+		tests/workloads/wl_lazy.h $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall $< -o $@ -L$(@D) -lwl_lazy \
+		-Wl,-z,lazy -Wl,-rpath,'$$ORIGIN'
 
 # Unprivileged tests: format, unit, fuzz corpus replay, golden reports.
 check: check-bins

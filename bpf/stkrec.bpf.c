@@ -365,7 +365,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 {
 	struct bpf_perf_event_data *pe = ctx;
 	struct pt_regs *regs = ctx;
-	__u64 pc, sp, bp, di;
+	__u64 pc, sp, bp, di, bx;
 
 	/* CPL 3 in cs: the sample hit user mode */
 	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
@@ -373,6 +373,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->sp = pe->regs.sp;
 		r->bp = pe->regs.bp;
 		r->di = pe->regs.di;
+		r->bx = pe->regs.bx;
 		return;
 	}
 	if (from == UREGS_CTX) {
@@ -380,6 +381,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->sp = PT_REGS_SP(regs);
 		r->bp = regs->bp;
 		r->di = regs->di;
+		r->bx = regs->bx;
 		return;
 	}
 	/*
@@ -392,14 +394,17 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 	sp = regs->sp;
 	bp = regs->bp;
 	di = regs->di;
+	bx = regs->bx;
 	barrier_var(pc);
 	barrier_var(sp);
 	barrier_var(bp);
 	barrier_var(di);
+	barrier_var(bx);
 	r->pc = pc;
 	r->sp = sp;
 	r->bp = bp;
 	r->di = di;
+	r->bx = bx;
 }
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
@@ -492,6 +497,7 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 	d->sp = r->sp;
 	d->bp = r->bp;
 	d->di = r->di;
+	d->bx = r->bx;
 	d->gen = g;
 	d->entry = entry;
 	d->cpu = bpf_get_smp_processor_id();

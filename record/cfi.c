@@ -38,6 +38,7 @@
 #include "rec.h"
 
 /* DWARF register numbers of x86-64. */
+#define REG_RBX 3
 #define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
@@ -49,7 +50,7 @@
 #define EXPR_OPS 12
 /* Executable segments kept for the FDE filter; real objects have one or two. */
 #define XSEGS 16
-/* The row stores a rbp slot in 8-byte words in an __s8. */
+/* The row stores a rbp (or rbx) slot in 8-byte words in an __s8. */
 #define SLOT_MIN (-128 * 8)
 #define SLOT_MAX (127 * 8)
 
@@ -249,14 +250,15 @@ struct cfa {
 /* The rules the walker needs; every other register is decoded and ignored. */
 struct regs {
 	struct cfa cfa;
-	struct rule rbp, ra;
+	struct rule rbp, rbx, ra;
 };
 
 /*
- * Before a CIE's initial instructions: rbp is callee-saved, so unchanged unless said otherwise
- * (the x86-64 psABI, as elfutils' default); the return address is unknown until the CIE says.
+ * Before a CIE's initial instructions: rbp and rbx are callee-saved, so unchanged unless said
+ * otherwise (the x86-64 psABI, as elfutils' default); the return address is unknown until the
+ * CIE says.
  */
-static const struct regs abi_regs = { .rbp = { .how = R_SAME } };
+static const struct regs abi_regs = { .rbp = { .how = R_SAME }, .rbx = { .how = R_SAME } };
 
 /* ---- DWARF expressions: the few shapes a row can hold ------------------------------------ */
 
@@ -385,7 +387,7 @@ static bool is_signal(const struct regs *s)
 /* CFA = reg + off (def_cfa, or an expression that is one breg). */
 static enum rec_cfi_why cfa_reg(uint64_t reg, int64_t off, struct stk_urow *r)
 {
-	if (reg != REG_RSP && reg != REG_RBP)
+	if (reg != REG_RSP && reg != REG_RBP && reg != REG_RBX)
 		return REC_CFI_WHY_CFA_REG;
 	/* a frame over 64 KiB: rsp-based and 8-aligned in every object surveyed */
 	if (reg == REG_RSP && off > UINT16_MAX && !(off & 7) && off / 8 <= UINT16_MAX) {
@@ -395,7 +397,7 @@ static enum rec_cfi_why cfa_reg(uint64_t reg, int64_t off, struct stk_urow *r)
 	}
 	if (off < 0 || off > UINT16_MAX)
 		return REC_CFI_WHY_CFA_OFF;
-	r->kind = reg == REG_RSP ? STK_CFA_RSP : STK_CFA_RBP;
+	r->kind = reg == REG_RSP ? STK_CFA_RSP : reg == REG_RBP ? STK_CFA_RBP : STK_CFA_RBX;
 	r->cfa_off = (uint16_t)off;
 	return FITS;
 }
@@ -444,9 +446,32 @@ static enum rec_cfi_why rbp_rule(const struct rule *rbp, struct stk_urow *r)
 	}
 	if (slot % 8 || slot < SLOT_MIN || slot > SLOT_MAX)
 		return REC_CFI_WHY_RBP;
-	r->kind = STK_UROW_KIND(r->kind, rule);
+	r->kind = STK_UROW_KIND(r->kind, rule, STK_RBX_SAME);
 	r->rbp_off = (int8_t)(slot / 8);
 	return FITS;
+}
+
+/*
+ * rbx's rule into r's top kind bits (after rbp_rule()): in the slot byte when rbp leaves it
+ * free, or just below rbp's slot, gcc's push order. Any other rule only loses rbx for the
+ * frames further out (enum stk_rbx_rule): the row itself stays usable.
+ */
+static void rbx_rule(const struct rule *rbx, struct stk_urow *r)
+{
+	int rbx_how = STK_RBX_LOST, rbp_how = STK_UROW_RBP(r->kind);
+	int64_t slot = rbx->n;
+
+	if (rbx->how == R_SAME || rbx->how == R_UNSPEC)
+		return;
+	if (rbx->how == R_OFFSET && !(slot % 8)) {
+		if (rbp_how == STK_RBP_SAME && slot >= SLOT_MIN && slot <= SLOT_MAX) {
+			rbx_how = STK_RBX_AT_CFA;
+			r->rbp_off = (int8_t)(slot / 8);
+		} else if (rbp_how == STK_RBP_AT_CFA && slot == r->rbp_off * 8 - 8) {
+			rbx_how = STK_RBX_BELOW_RBP;
+		}
+	}
+	r->kind = STK_UROW_KIND(STK_UROW_CFA(r->kind), rbp_how, rbx_how);
 }
 
 /* glibc's vfork: the return address in rdi, CFA = rsp + off, rbp untouched (abi.h). */
@@ -492,8 +517,10 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		w = cfa_expr(&s->cfa, &r);
 	if (w == FITS)	/* a no-op for ra_in_rdi()'s rows: it took rbp untouched only */
 		w = rbp_rule(&s->rbp, &r);
-	if (w == FITS)
+	if (w == FITS) {
+		rbx_rule(&s->rbx, &r);
 		return r;
+	}
 	*why = w;
 	return (struct stk_urow){ .kind = STK_CFA_UNSUPPORTED };
 }
@@ -641,6 +668,8 @@ static void set_rule(struct exec *x, uint64_t reg, struct rule r)
 {
 	if (reg == REG_RBP)
 		x->st.rbp = r;
+	else if (reg == REG_RBX)
+		x->st.rbx = r;
 	else if (reg == REG_RIP)
 		x->st.ra = r;
 }
@@ -649,6 +678,8 @@ static void restore(struct exec *x, uint64_t reg)
 {
 	if (reg == REG_RBP)
 		x->st.rbp = x->init->rbp;
+	else if (reg == REG_RBX)
+		x->st.rbx = x->init->rbx;
 	else if (reg == REG_RIP)
 		x->st.ra = x->init->ra;
 }

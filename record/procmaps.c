@@ -504,32 +504,58 @@ static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 /* What publishes and reads pass when no walk missed an address. */
 static const struct rec_miss no_miss;
 
-/* Give the walker e's mappings with their objects' unwind tables; known_ns: see rec_uread. */
+/*
+ * Give the walker n mappings with their objects' unwind tables: rd says the rest. old: as the
+ * image before the current one (rec_unwind__old_image), else as the current one.
+ */
+static int give_walker(struct rec_procs *ps, uint32_t pid, const struct pmap *pm, uint32_t n,
+		       struct rec_uread rd, bool old)
+{
+	struct rec_utable **tables = calloc(n ? n : 1, sizeof(*tables));
+	struct cap_mapping *maps = calloc(n ? n : 1, sizeof(*maps));
+	int err = tables && maps ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; !err && i < n; i++) {
+		maps[i] = pm[i].m;
+		tables[i] = rec_object__utable(pm[i].obj);
+	}
+	rd.maps = maps;
+	rd.tables = tables;
+	rd.n = n;
+	if (!err)
+		err = old ? rec_unwind__old_image(ps->unwind, pid, &rd)
+			  : rec_unwind__proc(ps->unwind, pid, &rd);
+	free(tables);
+	free(maps);
+	return err;
+}
+
+/*
+ * Give the walker e's mappings; known_ns: see rec_uread. A process whose image ended before the
+ * walker first had it has deferred events of that image to walk: a forked child that exec'd
+ * before stkrec read it ran in its fork image, a copy of its parent's mappings (the kernel's fork
+ * record). Its newest old image goes first (rec_unwind__old_image). In a profile of gcc compile
+ * loops the bash, sh, make and gcc children sampled between fork and exec were most of the
+ * stacks cut at an address in no known mapping: their leaf, in the parent's libc.
+ */
 static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t known_ns,
 			  const struct rec_miss *miss)
 {
-	struct rec_uread rd = { .n = e->nmaps, .read_ns = known_ns, .image_ns = e->image_ns,
-				.miss = *miss };
-	struct rec_utable **tables;
-	struct cap_mapping *maps;
-	int err;
+	struct rec_uread rd = { .read_ns = known_ns, .image_ns = e->image_ns, .miss = *miss };
+	struct old_image *o = e->nold ? &e->old[e->nold - 1] : NULL;
+	int err = 0;
 
 	e->dirty = false;
 	if (!ps->unwind)
 		return 0;
-	tables = calloc(e->nmaps ? e->nmaps : 1, sizeof(*tables));
-	maps = calloc(e->nmaps ? e->nmaps : 1, sizeof(*maps));
-	err = tables && maps ? 0 : -ENOMEM;
-	for (uint32_t i = 0; !err && i < e->nmaps; i++) {
-		maps[i] = e->maps[i].m;
-		tables[i] = rec_object__utable(e->maps[i].obj);
+	/* rec_unwind__read_since(, 0): has the walker an image of e? */
+	if (o && !rec_unwind__read_since(ps->unwind, e->pid, 0)) {
+		look_up_maps(ps, e, o->maps, o->nmaps);	/* a parent without events has none */
+		err = give_walker(ps, e->pid, o->maps, o->nmaps,
+				  (struct rec_uread){ .read_ns = known_ns }, true);
 	}
-	rd.maps = maps;
-	rd.tables = tables;
 	if (!err)
-		err = rec_unwind__proc(ps->unwind, e->pid, &rd);
-	free(tables);
-	free(maps);
+		err = give_walker(ps, e->pid, e->maps, e->nmaps, rd, false);
 	return err;
 }
 
@@ -697,9 +723,8 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	return err;
 }
 
-/* e becomes what was read: the whole state of the process at r->read_ns. */
-static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
-		     const struct rec_miss *miss)
+/* e becomes what was read: the whole state of the process at r->read_ns (r is emptied). */
+static void adopt_read(struct proc_entry *e, struct proc_read *r)
 {
 	clear_maps(e);
 	free(e->rec.comm);
@@ -711,11 +736,37 @@ static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_rea
 	e->ns_known = true;
 	e->uid = r->uid;
 	e->snapshot_ns = r->read_ns;
-	e->from_proc = e->complete = e->wanted = true;
+	e->from_proc = e->complete = true;
 	e->exit_epoch = 0;
 	memset(r, 0, sizeof(*r));
+}
+
+/* e becomes what was read, and has events: written, and given to the walker. */
+static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
+		     const struct rec_miss *miss)
+{
+	adopt_read(e, r);
+	e->wanted = true;
 	publish_unwind(ps, e, e->snapshot_ns, miss);
 	return mark_pending(ps, e);
+}
+
+/*
+ * The entry of a parent stkrec did not know when it forked: one older than the recording that
+ * had no event yet (a shell running a loop). Read now, while it lives, so that its child starts
+ * with its mappings (rec_procs__forked); not wanted until it has events itself. NULL when gone.
+ */
+static struct proc_entry *read_parent(struct rec_procs *ps, uint32_t ppid)
+{
+	struct proc_read r = { 0 };
+	struct proc_entry *e = NULL;
+
+	if (ppid > 2 && !read_process(ps, ppid, &r))	/* not init's or kthreadd's children */
+		e = get_entry(ps, ppid);
+	if (e)
+		adopt_read(e, &r);
+	clear_read(&r);
+	return e;
 }
 
 /*
@@ -762,7 +813,8 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 		return 0;
 	if (e && why != REC_READ_MISS && followed(ps, e))
 		return want_followed(ps, e);
-	if (e && why == REC_READ_IF_NEW && e->from_proc && !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
+	if (e && why == REC_READ_IF_NEW && e->wanted && e->from_proc &&
+	    !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
 		/* Known: read again only when the pid now belongs to another process. */
 		if (read_stat(ps, pid, comm, sizeof(comm), &start, &state) || start == e->rec.start_time)
 			return 0;
@@ -894,6 +946,8 @@ void rec_procs__forked(struct rec_procs *ps, uint32_t pid, uint32_t ppid, uint64
 	e->exec_ns = 0;
 	e->rec.start_time = 0;
 	e->rec.flags = 0;
+	if (!parent && ps->following)
+		parent = read_parent(ps, ppid);
 	if (!parent || !parent->complete || (parent->rec.flags & CAP_PROC_F_NO_MAPS))
 		return;
 	/* a child starts with its parent's mappings */

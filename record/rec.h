@@ -259,6 +259,14 @@ struct rec_uread {
  * unless the process exec'd since the walker met it. 0 or -errno.
  */
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd);
+/*
+ * Before pid's first rec_unwind__proc(): rd is the image the one to be written replaced (of a
+ * forked child that exec'd before stkrec read it: a copy of its parent's mappings, from the
+ * kernel's fork record). Never written to BPF: rec_unwind__walk() walks a deferred event in it
+ * when the event is stamped before the current image and its leaf is in none of the current
+ * mappings. Nothing is done when the walker has an image of pid already. 0 or -errno.
+ */
+int rec_unwind__old_image(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd);
 const struct rec_unwind_stats *rec_unwind__stats(const struct rec_unwind *u);
 /* pid exited: drop its mappings, here and in BPF. */
 void rec_unwind__forget(struct rec_unwind *u, uint32_t pid);

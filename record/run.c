@@ -67,6 +67,13 @@ static int on_notify(void *ctx, void *data, size_t len)
 	if (len < sizeof(*n))
 		return 0;
 	/*
+	 * The kernel's records up to now first, as the read below may be of a process that forked
+	 * and exec'd since the reader last looked: the fork record holds the image its first
+	 * events ran in (its parent's mappings), and an exec record applied after the read, being
+	 * older, is dropped, and that image with it. Cheap when there are none: a ring's head.
+	 */
+	rec_mmaps__consume(r->mmaps, r->procs);
+	/*
 	 * BPF notifies a tgid again only after an exec (it forgets the tgid then), a pid reuse, or
 	 * an LRU eviction: each time the mappings may have changed, so read them again. A process
 	 * may be gone already; the interval end records it without maps.

@@ -53,6 +53,13 @@ struct proc_copy {
 	 * deferred may be walked after stkrec has written the new image's mappings.
 	 */
 	struct stk_uproc *prev;
+	/*
+	 * The image before the first one written, never written to BPF (rec_unwind__old_image):
+	 * walked only for an event stamped before the current image whose leaf is in none of the
+	 * current (or prev) mappings, so that every event the written images place is walked as
+	 * before it was kept.
+	 */
+	struct stk_uproc *before;
 };
 
 /*
@@ -144,57 +151,77 @@ static void free_proc(void *p)
 
 	free(c->value);
 	free(c->prev);
+	free(c->before);
 	free(c);
 }
 
-static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pid)
+/* pid's copy, with an image written or not. */
+static struct proc_copy *find_copy(const struct rec_unwind *u, uint32_t pid)
 {
 	struct proc_copy key = { .pid = pid }, **found = tfind(&key, (void **)&u->procs, cmp_proc);
 
 	return found ? *found : NULL;
 }
 
+/* pid's copy once an image of it was written (the walker knows the process). */
+static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pid)
+{
+	const struct proc_copy *c = find_copy(u, pid);
+
+	return c && c->value ? c : NULL;
+}
+
+/* A new copy of pid in the tree; NULL without memory. */
+static struct proc_copy *add_copy(struct rec_unwind *u, uint32_t pid)
+{
+	struct proc_copy *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->pid = pid;	/* set before tsearch() compares it with the tree's entries */
+	if (!tsearch(c, &u->procs, cmp_proc)) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* v with its n mappings only: a short allocation; NULL without memory. */
+static struct stk_uproc *short_copy(const struct stk_uproc *v)
+{
+	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
+	struct stk_uproc *copy = malloc(sz);
+
+	if (copy)
+		memcpy(copy, v, sz);
+	return copy;
+}
+
 /*
- * Keep v (n mappings of it, read at read_ns, of image image_ns) as pid's copy, replacing an
- * older one of the same image; the last copy of the image before stays, as prev.
+ * Keep v (read at read_ns, of image image_ns) as pid's copy, replacing an older one of the same
+ * image; the last copy of the image before stays, as prev.
  */
 static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v,
 		     uint64_t read_ns, uint64_t image_ns)
 {
-	size_t sz = offsetof(struct stk_uproc, maps) + v->n * sizeof(v->maps[0]);
-	struct proc_copy key = { .pid = pid }, *c, **found;
-	struct stk_uproc *copy = malloc(sz);
+	struct stk_uproc *copy = short_copy(v);
+	struct proc_copy *c = find_copy(u, pid);
 
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, v, sz);
-	found = tfind(&key, &u->procs, cmp_proc);
-	if (found) {
-		c = *found;
-		if (c->image_ns != image_ns) {
-			free(c->prev);
-			c->prev = c->value;
-		} else {
-			free(c->value);
-		}
-		c->value = copy;
-		c->read_ns = read_ns;
-		c->image_ns = image_ns;
-		return 0;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c) {
-		/* filled before tsearch() compares it with the tree's entries */
-		c->pid = pid;
-		c->value = copy;
-		c->read_ns = read_ns;
-		c->image_ns = image_ns;
-	}
-	if (!c || !tsearch(c, &u->procs, cmp_proc)) {
-		free(c);
+	if (!c)
+		c = add_copy(u, pid);
+	if (!copy || !c) {
 		free(copy);
 		return -ENOMEM;
 	}
+	if (c->value && c->image_ns != image_ns) {
+		free(c->prev);
+		c->prev = c->value;
+	} else {
+		free(c->value);
+	}
+	c->value = copy;
+	c->read_ns = read_ns;
+	c->image_ns = image_ns;
 	return 0;
 }
 
@@ -452,6 +479,39 @@ static bool exec_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
 	return !bpf_map_lookup_elem(u->maps->exec_ns_fd, &pid, &exec_ns) && exec_ns > ns;
 }
 
+/* The walker's value of rd's mappings, uploading their tables; NULL without memory. */
+static struct stk_uproc *uproc_of(struct rec_unwind *u, const struct rec_uread *rd)
+{
+	struct stk_uproc *v = calloc(1, sizeof(*v));
+
+	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
+	for (uint32_t i = 0; v && i < rd->n && v->n < STK_MAX_UMAPS; i++)
+		fill_umap(u, &rd->maps[i], rd->tables[i], &v->maps[v->n++]);
+	return v;
+}
+
+int rec_unwind__old_image(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
+{
+	struct stk_uproc *v, *copy;
+	struct proc_copy *c;
+
+	if (!u || !u->maps || find_proc(u, pid))
+		return 0;
+	v = uproc_of(u, rd);
+	copy = v ? short_copy(v) : NULL;
+	c = copy ? find_copy(u, pid) : NULL;
+	if (copy && !c)
+		c = add_copy(u, pid);
+	free(v);
+	if (!c) {
+		free(copy);
+		return -ENOMEM;
+	}
+	free(c->before);
+	c->before = copy;
+	return 0;
+}
+
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
 {
 	struct stk_uproc *v;
@@ -459,12 +519,9 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread 
 
 	if (!u || !u->maps)
 		return 0;
-	v = calloc(1, sizeof(*v));
+	v = uproc_of(u, rd);
 	if (!v)
 		return -ENOMEM;
-	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
-	for (uint32_t i = 0; i < rd->n && v->n < STK_MAX_UMAPS; i++)
-		fill_umap(u, &rd->maps[i], rd->tables[i], &v->maps[v->n++]);
 	/* the address the walker asked about is in no mapping: not one we missed (abi.h) */
 	v->settled = rd->miss.addr && !find_umap(v, rd->miss.addr);
 	err = publish(u, pid, v);
@@ -513,6 +570,8 @@ struct uwalk_user {
 	uint64_t *last;		/* the frame last stored (a signal frame rewrites it) */
 	const uint64_t *first;	/* the leaf's */
 	uint64_t pc, sp, bp;
+	uint64_t bx, bx_at;	/* rbx: bx, or the word at bx_at when not 0 (bpf/unwind.bpf.h) */
+	bool bx_lost;
 	bool exact;
 	uint32_t stop;
 };
@@ -554,7 +613,17 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 		return end(w, STK_STOP_BAD_FRAME);
 	if (!peek(w, w->bp, rec, sizeof(rec)))
 		return end(w, STK_STOP_READ_FAULT);
+	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
+}
+
+/* The caller's rbx by the row's rule; slot is rbp's, CFA + 8 * rbp_off. */
+static void restore_rbx(struct uwalk_user *w, uint32_t rule, uint64_t slot)
+{
+	if (rule == STK_RBX_SAME)
+		return;
+	w->bx_lost = rule == STK_RBX_LOST;
+	w->bx_at = rule == STK_RBX_BELOW_RBP ? slot - 8 : slot;
 }
 
 static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t cfa)
@@ -565,6 +634,7 @@ static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t 
 
 	if (cfa <= w->sp)
 		return end(w, STK_STOP_BAD_FRAME);
+	restore_rbx(w, STK_UROW_RBX(row->kind), cfa + off);
 	if (!peek(w, cfa - 8, &ra, sizeof(ra)))
 		return end(w, STK_STOP_READ_FAULT);
 	if (rule == STK_RBP_AT_CFA && !peek(w, cfa + off, &bp, sizeof(bp)))
@@ -592,17 +662,27 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 	case STK_CFA_SIGNAL:
 		/* the trampoline's frame reads as a return address (bpf/unwind.bpf.h signal_step) */
 		*w->last = w->pc + 1;
-		/* rbp, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
+		/* rbp, rbx, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
 		if (!peek(w, w->sp + 120, regs, sizeof(regs)))
 			return end(w, STK_STOP_READ_FAULT);
 		if (!step_to(w, regs[6], regs[5], regs[0]))
 			return false;
+		w->bx = regs[1];
+		w->bx_at = 0;
+		w->bx_lost = false;
 		w->exact = true;
 		return true;
 	case STK_CFA_RBP_DEREF:
 		if (!peek(w, w->bp + (int16_t)row->cfa_off, &cfa, sizeof(cfa)))
 			return end(w, STK_STOP_READ_FAULT);
 		return cfa_step(w, row, cfa);
+	case STK_CFA_RBX:
+		if (w->bx_lost)
+			break;
+		cfa = w->bx;
+		if (w->bx_at && !peek(w, w->bx_at, &cfa, sizeof(cfa)))
+			return end(w, STK_STOP_READ_FAULT);
+		return cfa_step(w, row, cfa + row->cfa_off);
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);
 	case STK_CFA_RA_RDI:
@@ -638,7 +718,7 @@ static const struct stk_urow *find_urow(const struct rec_unwind *u, const struct
 static bool walk_step(struct uwalk_user *w, uint32_t n)
 {
 	const struct stk_urow *row;
-	struct stk_urow entry = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME) };
+	struct stk_urow entry = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME, STK_RBX_SAME) };
 
 	if (!n && w->d->entry)
 		return cfa_step(w, &entry, w->sp + 8);
@@ -656,7 +736,7 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
 {
 	struct uwalk_user w = { .u = u, .d = d, .first = ips, .pc = d->pc, .sp = d->sp, .bp = d->bp,
-				.exact = true };
+				.bx = d->bx, .exact = true };
 	const struct proc_copy *pc = find_proc(u, d->key.tgid);
 	uint32_t n = 0;
 
@@ -671,6 +751,8 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 	 * written last, it ran in the one before (0: before any exec BPF saw).
 	 */
 	w.proc = pc->prev && d->key.image_ns < pc->image_ns ? pc->prev : pc->value;
+	if (pc->before && d->key.image_ns < pc->image_ns && !find_umap(w.proc, d->pc))
+		w.proc = pc->before;
 	for (;;) {
 		if (n >= max) {
 			w.stop = STK_STOP_TRUNCATED;

@@ -162,13 +162,15 @@ struct stk_event {
  * about 220 KB and cc1's about 3.7 MiB.
  *
  * x86-64 only: the return address is always at CFA - 8 (a row whose CFI says otherwise is
- * STK_CFA_UNSUPPORTED), and the only callee-saved register the walker needs is rbp.
+ * STK_CFA_UNSUPPORTED), and the only callee-saved registers the walker needs are rbp and rbx
+ * (ld.so's lazy-binding trampoline finds its CFA from rbx: STK_CFA_RBX).
  */
 struct stk_urow {
 	__u32 pc;	/* ELF virtual address minus the table's base address */
 	__u16 cfa_off;	/* see enum stk_cfa */
-	__u8 kind;	/* enum stk_cfa in the low 4 bits, enum stk_rbp_rule << 4 */
-	__s8 rbp_off;	/* rbp's save slot, in 8-byte words (see enum stk_rbp_rule) */
+	__u8 kind;	/* enum stk_cfa in bits 0-3, enum stk_rbp_rule in 4-5, stk_rbx_rule 6-7 */
+	__s8 rbp_off;	/* rbp's save slot, in 8-byte words (see enum stk_rbp_rule), or rbx's
+			 * (STK_RBX_AT_CFA) */
 };
 
 /* How the canonical frame address (the caller's rsp) is found. */
@@ -189,6 +191,12 @@ enum stk_cfa {
 	 * is rdi. The event's rdi is known at the leaf only: elsewhere the stack ends, counted.
 	 */
 	STK_CFA_RA_RDI = 9,
+	/*
+	 * CFA = rbx + cfa_off: ld.so's _dl_runtime_resolve_* and _dl_tlsdesc_dynamic_* keep their
+	 * entry rsp in rbx while they realign the stack for xsave. rbx is the event's, or restored
+	 * through the callee frames' rbx rules (enum stk_rbx_rule); a walk that lost it ends here.
+	 */
+	STK_CFA_RBX = 10,
 	STK_CFA__COUNT
 };
 
@@ -199,9 +207,24 @@ enum stk_rbp_rule {
 	STK_RBP_AT_RBP = 2,	/* saved at rbp + 8 * rbp_off (DW_CFA_expression breg6) */
 };
 
+/*
+ * Where the caller's rbx is. The row has one slot byte, rbp_off, and gcc saves rbx by a push
+ * right after rbp's, or without saving rbp: these two shapes cover 99.8% of the rows that save
+ * rbx in libc, ld.so, cc1, as and bash. Others (frame-pointer functions that push r12-r15
+ * between rbp and rbx, expressions) are STK_RBX_LOST: the walk goes on without rbx, and only a
+ * CFA from rbx further out ends there.
+ */
+enum stk_rbx_rule {
+	STK_RBX_SAME = 0,	/* unchanged (not saved by this frame) */
+	STK_RBX_AT_CFA = 1,	/* saved at CFA + 8 * rbp_off; rbp's rule is STK_RBP_SAME */
+	STK_RBX_BELOW_RBP = 2,	/* saved at CFA + 8 * (rbp_off - 1), below rbp (STK_RBP_AT_CFA) */
+	STK_RBX_LOST = 3,	/* saved where the row cannot say: unknown further out */
+};
+
 #define STK_UROW_CFA(kind) ((kind) & 0x0f)
-#define STK_UROW_RBP(kind) ((kind) >> 4)
-#define STK_UROW_KIND(cfa, rbp) ((__u8)((cfa) | ((rbp) << 4)))
+#define STK_UROW_RBP(kind) (((kind) >> 4) & 3)
+#define STK_UROW_RBX(kind) ((kind) >> 6)
+#define STK_UROW_KIND(cfa, rbp, rbx) ((__u8)((cfa) | ((rbp) << 4) | ((rbx) << 6)))
 
 
 /*
@@ -252,6 +275,7 @@ struct stk_deferred {
 	struct stk_key key;	/* as it would have been counted; the user stack fields unused */
 	__u64 pc, sp, bp;	/* user registers at the event */
 	__u64 di;		/* rdi: the return address in a STK_CFA_RA_RDI leaf */
+	__u64 bx;		/* rbx: for a STK_CFA_RBX frame */
 	__u64 ts_ns;		/* bpf_ktime_get_ns() at the event */
 	__u32 gen;		/* generation whose stacks map holds key.kstack */
 	__u32 len;		/* bytes of stack copied */

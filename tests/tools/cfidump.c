@@ -27,7 +27,7 @@
 #define MAX_ROWS (1u << 26)
 
 static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt", "signal",
-					  "rbp_deref", "unsupported", "rsp8", "ra_rdi" };
+					  "rbp_deref", "unsupported", "rsp8", "ra_rdi", "rbx" };
 static const char *const why_names[] = { "ra", "cfa_reg", "cfa_off", "cfa_expr", "rbp" };
 
 struct shape {
@@ -184,6 +184,7 @@ static void unsupported_shapes(Elf *e, const struct rec_cfi *t, const char *path
 static void print_rows(const struct rec_cfi *t)
 {
 	static const char *const rbp[] = { "same", "at_cfa", "at_rbp", "?" };
+	static const char *const rbx[] = { "same", "at_cfa", "below_rbp", "lost" };
 
 	for (uint32_t i = 0; i < t->nrows; i++) {
 		const struct stk_urow *r = &t->rows[i];
@@ -192,6 +193,9 @@ static void print_rows(const struct rec_cfi *t)
 		       kind_names[STK_UROW_CFA(r->kind) % STK_CFA__COUNT], r->cfa_off,
 		       rbp[STK_UROW_RBP(r->kind) & 3]);
 		if (STK_UROW_RBP(r->kind))
+			printf("%+d", r->rbp_off * 8);
+		printf(" rbx %s", rbx[STK_UROW_RBX(r->kind)]);
+		if (STK_UROW_RBX(r->kind) == STK_RBX_AT_CFA)
 			printf("%+d", r->rbp_off * 8);
 		printf("\n");
 	}

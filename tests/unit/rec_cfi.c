@@ -28,16 +28,21 @@
 
 #define MAX_ROWS (1u << 24)
 
-/* ---- rows as text: "10000 rsp+8, 10001 rsp+16 rbp@cfa-16, 10010 gap" ----------------------- */
+/*
+ * ---- rows as text: "10000 rsp+8, 10001 rsp+16 rbp@cfa-16, 10010 gap" -----------------------
+ * rbx: "rbx@cfa-24" (STK_RBX_AT_CFA), "rbx<rbp" (the slot below rbp's), "rbx lost".
+ */
 
 static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt",
-							 "signal", "*rbp", "unsupported", "rsp8", "ra_rdi" };
+							 "signal", "*rbp", "unsupported", "rsp8", "ra_rdi",
+							 "rbx" };
 
 static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 {
-	int cfa = STK_UROW_CFA(r->kind), rbp = STK_UROW_RBP(r->kind), n;
+	int cfa = STK_UROW_CFA(r->kind), rbp = STK_UROW_RBP(r->kind), rbx = STK_UROW_RBX(r->kind);
+	int n;
 
-	if (cfa == STK_CFA_RSP || cfa == STK_CFA_RBP)
+	if (cfa == STK_CFA_RSP || cfa == STK_CFA_RBP || cfa == STK_CFA_RBX)
 		n = snprintf(buf, sz, "%s+%u", kind_names[cfa], r->cfa_off);
 	else if (cfa == STK_CFA_RSP8)
 		n = snprintf(buf, sz, "rsp+%u", r->cfa_off * 8);
@@ -52,7 +57,11 @@ static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 	if (rbp)
 		n += snprintf(buf + n, sz - n, " rbp@%s%+d", rbp == STK_RBP_AT_CFA ? "cfa" : "rbp",
 			      r->rbp_off * 8);
-	if (cfa >= STK_CFA_GAP && cfa <= STK_CFA_END && (r->cfa_off || rbp || r->rbp_off))
+	if (rbx == STK_RBX_AT_CFA)
+		n += snprintf(buf + n, sz - n, " rbx@cfa%+d", r->rbp_off * 8);
+	else if (rbx)
+		n += snprintf(buf + n, sz - n, rbx == STK_RBX_BELOW_RBP ? " rbx<rbp" : " rbx lost");
+	if (cfa >= STK_CFA_GAP && cfa <= STK_CFA_END && (r->cfa_off || r->kind >> 4 || r->rbp_off))
 		n += snprintf(buf + n, sz - n, " (not zero)");
 	return n;
 }
@@ -170,10 +179,13 @@ static bool oracle_cfa(Dwarf_Frame *fr, struct stk_urow *r)
 		r->cfa_off = (uint16_t)(off / 8);
 		return true;
 	}
-	if (n == 1 && (is_breg(&ops[0], 7, &off) || is_breg(&ops[0], 6, &off))) {
+	if (n == 1 && (is_breg(&ops[0], 7, &off) || is_breg(&ops[0], 6, &off) ||
+		       is_breg(&ops[0], 3, &off))) {
 		if (off < 0 || off > 65535)
 			return false;
-		r->kind = is_breg(&ops[0], 7, &off) ? STK_CFA_RSP : STK_CFA_RBP;
+		r->kind = is_breg(&ops[0], 7, &off)   ? STK_CFA_RSP
+			  : is_breg(&ops[0], 6, &off) ? STK_CFA_RBP
+						      : STK_CFA_RBX;
 		r->cfa_off = (uint16_t)off;
 		return true;
 	}
@@ -204,9 +216,39 @@ static bool oracle_rbp(Dwarf_Frame *fr, struct stk_urow *r)
 		return ops == NULL;	/* same value: fine; undefined: not */
 	if (!saved_at(ops, n, &base, &off) || base == 7 || off % 8 || off < -1024 || off > 1016)
 		return false;
-	r->kind = STK_UROW_KIND(r->kind, base == 6 ? STK_RBP_AT_RBP : STK_RBP_AT_CFA);
+	r->kind = STK_UROW_KIND(r->kind, base == 6 ? STK_RBP_AT_RBP : STK_RBP_AT_CFA, STK_RBX_SAME);
 	r->rbp_off = (int8_t)(off / 8);
 	return true;
+}
+
+/*
+ * rbx (DWARF 3), after oracle_rbp(): same value; saved at CFA + 8k in the slot byte when rbp
+ * left it free, or 8 below rbp's slot; anything else loses it (abi.h enum stk_rbx_rule).
+ * libdw reads an rbx the CFI never mentions as undefined (its x86-64 defaults make rbp the same
+ * value, not rbx), where cfi.c follows the psABI, rbx callee-saved: undefined is taken as the
+ * same value here, so an explicit DW_CFA_undefined of rbx (none in the objects surveyed) is
+ * left to the hand-made test_rbx_rules().
+ */
+static void oracle_rbx(Dwarf_Frame *fr, struct stk_urow *r)
+{
+	int rbp = STK_UROW_RBP(r->kind), rule = STK_RBX_LOST, base;
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+
+	if (dwarf_frame_register(fr, 3, mem, &ops, &n))
+		rule = STK_RBX_LOST;
+	else if (!n)
+		rule = STK_RBX_SAME;	/* same value, or libdw's undefined (above) */
+	else if (saved_at(ops, n, &base, &off) && base == -1 && !(off % 8)) {
+		if (rbp == STK_RBP_SAME && off >= -1024 && off <= 1016) {
+			rule = STK_RBX_AT_CFA;
+			r->rbp_off = (int8_t)(off / 8);
+		} else if (rbp == STK_RBP_AT_CFA && off == r->rbp_off * 8 - 8) {
+			rule = STK_RBX_BELOW_RBP;
+		}
+	}
+	r->kind = STK_UROW_KIND(STK_UROW_CFA(r->kind), rbp, rule);
 }
 
 static bool reg_saved_at_rsp(Dwarf_Frame *fr, int reg, int64_t want)
@@ -281,6 +323,8 @@ static int oracle_one(Dwarf_CFI *cfi, uint64_t vaddr, struct stk_urow *r)
 		 (!saved_at(ops, n, &base, &off) || base != -1 || off != -8 || !oracle_cfa(fr, r) ||
 		  !oracle_rbp(fr, r)))
 		*r = unsupported();
+	else
+		oracle_rbx(fr, r);
 	free(fr);
 	return 0;
 }
@@ -462,7 +506,8 @@ static void test_cfi_prog(void)
 		(void)T_EQ_INT("test_rec_cfi_both_sections",
 			       REC_CFI_SRC_EH_FRAME | REC_CFI_SRC_DEBUG_FRAME, t.sources);
 		(void)T_EQ_INT("test_rec_cfi_both_sections_end", 1, t.kinds[STK_CFA_END]);
-		(void)T_EQ_INT("test_rec_cfi_both_sections_drap", 1, t.kinds[STK_CFA_RBP_DEREF]);
+		/* two: rbx saved by an expression from the second on (STK_RBX_LOST) */
+		(void)T_EQ_INT("test_rec_cfi_both_sections_drap", 2, t.kinds[STK_CFA_RBP_DEREF]);
 	}
 	rec_cfi__free(&t);
 	if (e)
@@ -1140,6 +1185,55 @@ static void test_rbp_rules(void)
 		    "1000a unsupported, 1000b rsp+8, 10020 gap");
 }
 
+/*
+ * rbx: in the slot byte when rbp is not saved, just below rbp's slot when it is (gcc's pushes),
+ * lost otherwise; a CFA from rbx (ld.so's _dl_runtime_resolve_xsavec: push rbx; mov rsp, rbx).
+ */
+static void test_rbx_rules(void)
+{
+	struct bb b = { .n = 0 };
+	size_t cie = std_cie(&b, DW_EH_PE_udata4), f = fde(&b, cie, 0x10000, 0x20);
+	uint8_t e[16];
+
+	op1(&b, DW_CFA_def_cfa_offset, 32);
+	u8(&b, DW_CFA_offset | 3);
+	uleb(&b, 4);						/* 10000: cfa - 32 */
+	adv(&b, 1);
+	op1(&b, DW_CFA_def_cfa_register, 3);			/* 10001: CFA = rbx + 32 */
+	adv(&b, 1);
+	op1(&b, DW_CFA_def_cfa_offset, 65535);			/* 10002 */
+	adv(&b, 1);
+	op1(&b, DW_CFA_def_cfa_offset, 65536);			/* 10003: too far for rbx */
+	adv(&b, 1);
+	op2(&b, DW_CFA_def_cfa, 7, 24);
+	u8(&b, DW_CFA_offset | 6);
+	uleb(&b, 2);
+	u8(&b, DW_CFA_offset | 3);
+	uleb(&b, 3);						/* 10004: below rbp */
+	adv(&b, 1);
+	u8(&b, DW_CFA_offset | 3);
+	uleb(&b, 4);						/* 10005: not just below */
+	adv(&b, 1);
+	u8(&b, DW_CFA_restore | 6);
+	op2(&b, DW_CFA_offset_extended, 3, 128);		/* 10006: cfa - 1024 */
+	adv(&b, 1);
+	op2(&b, DW_CFA_offset_extended, 3, 129);		/* 10007: cfa - 1032 */
+	adv(&b, 1);
+	op2(&b, DW_CFA_register, 3, 12);			/* 10008: in r12 */
+	adv(&b, 1);
+	expr(&b, DW_CFA_expression, 3, e, breg(e, 6, -8));	/* 10009: at rbp - 8 */
+	adv(&b, 1);
+	op1(&b, DW_CFA_undefined, 3);				/* 1000a */
+	adv(&b, 1);
+	u8(&b, DW_CFA_restore | 3);				/* 1000b: the CIE's, unmentioned */
+	end(&b, f);
+	expect_rows("test_rec_cfi_rbx_rules", &b, NULL, 0,
+		    "10000 rsp+32 rbx@cfa-32, 10001 rbx+32 rbx@cfa-32, 10002 rbx+65535 rbx@cfa-32, "
+		    "10003 unsupported, 10004 rsp+24 rbp@cfa-16 rbx<rbp, "
+		    "10005 rsp+24 rbp@cfa-16 rbx lost, 10006 rsp+24 rbx@cfa-1024, "
+		    "10007 rsp+24 rbx lost, 1000b rsp+24, 10020 gap");
+}
+
 static void test_return_address(void)
 {
 	struct bb b = { .n = 0 };
@@ -1393,7 +1487,7 @@ static void test_merge(void)
 	struct rec_cfi t;
 
 	adv(&b, 1);
-	u8(&b, DW_CFA_offset | 3);
+	u8(&b, DW_CFA_offset | 13);
 	uleb(&b, 2);
 	adv(&b, 1);
 	u8(&b, DW_CFA_offset | 12);
@@ -2048,6 +2142,7 @@ static void test_synthetic(void)
 	test_restore();
 	test_factored_forms();
 	test_rbp_rules();
+	test_rbx_rules();
 	test_return_address();
 	test_ra_in_rdi();
 	test_cfa_rules();
