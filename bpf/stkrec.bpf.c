@@ -499,6 +499,12 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 		len += 1024;
 	}
 	d->len = len;
+	/*
+	 * For the verifier: len read back as a number it does not know. As the loop leaves it, it
+	 * is one of 17 constants, each checked through the rest of the function on its own path
+	 * (1,100 of on_sample's 14,000 processed instructions); read back, the paths meet. A load.
+	 */
+	len = *(volatile __u32 *)&d->len;
 	len &= 2 * STK_DEFER_STACK - 1;	/* for the verifier: len <= STK_DEFER_STACK already */
 	if (len > STK_DEFER_STACK)
 		return false;
@@ -524,15 +530,24 @@ static __always_inline __u64 kernel_stack(void *ctx, enum uregs_from from, __u32
 		return 0;
 	}
 	h = copy_stack(ctx, s, kskip & BPF_F_SKIP_FIELD_MASK, err);
+	if (h)
+		return h;
 	/*
 	 * -EFAULT: the event came from user mode (uprobe, USDT, a sample of user code): there is
 	 * no kernel stack, and nothing was lost (bcc profile reads it so too).
 	 */
-	if (!h && *err == -EFAULT)
+	if (*err == -EFAULT)
 		*err = STK_STACK_NONE;
-	else if (!h)
+	else
 		stat_add(STK_STAT_KSTACK_ERROR);
-	return h;
+	/*
+	 * For the verifier: the 0 read back from the slot, a number it does not know. A known 0
+	 * made it check all that follows twice, with a kernel stack and without (5,000 of
+	 * on_sample's 12,700 processed instructions); now the check with a stack stops where
+	 * the two paths meet. A store and a load, only for an event without a kernel stack.
+	 */
+	s->nr = 0;
+	return *(volatile __u16 *)&s->nr;
 }
 
 /*
