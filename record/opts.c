@@ -438,8 +438,11 @@ static uint32_t room_for(uint64_t need, uint32_t lo, uint32_t hi)
 /*
  * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 1,000 events of 16 KiB,
  * for bursts of a probe that fires as fast as a program can call it. A profile's events come at
- * most Hz x CPUs a second: half a second of them all deferred is room enough, since stkrec takes
- * them out of the ring as they come, from 1 MiB up.
+ * most Hz x CPUs a second, and stkrec takes them out of the ring as they come: an eighth of a
+ * second of them all deferred at 16 KiB, from 1 MiB up. At 999 Hz on 2 CPUs that is 4 MiB; the
+ * most it held there was 1.5 MiB, at the start of a system-wide profile of two CPU burners and
+ * two compile loops (every process's first events deferred). 16 MiB took 3-4 ms to create, a
+ * twentieth of a short recording's CPU.
  */
 #define DEFER_RING_MAX (16u << 20)
 
@@ -463,7 +466,7 @@ static void size_storage(struct rec_opts *o)
 		o->stack_storage_size = profile ? room_for(2 * samples, 1024, 16384) : 16384;
 	if (!o->hash_storage_size)
 		o->hash_storage_size = profile ? room_for(samples, 1024, 40960) : 40960;
-	o->defer_ring_bytes = profile ? room_for(per_sec * STK_DEFER_STACK / 2, 1u << 20,
+	o->defer_ring_bytes = profile ? room_for(per_sec * STK_DEFER_STACK / 8, 1u << 20,
 						 DEFER_RING_MAX) : DEFER_RING_MAX;
 }
 
