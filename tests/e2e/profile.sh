@@ -66,9 +66,12 @@ rec pc0 -q -F 99 -C 0 -o "$tmp/pc0.stk" 2
 kill "$burner" 2>/dev/null
 folded pc1 "$tmp/pc1.stk"
 folded pc0 "$tmp/pc0.stk"
+# Of the 198 nominal samples, at least 95% of those taken and 40 in all: while the hypervisor
+# steals the CPU its clock events do not fire (a fresh-clone run took 81, all the burner's).
 c1=$(sum_folded "$tmp/pc1.rep" '^wl_burner;')
-check_true profile.cpu.on "at least 150 burner samples on CPU 1 in 2 s at 99 Hz, got $c1" \
-	test "$c1" -ge 150 || show "$tmp/pc1.rep"
+all1=$(sum_folded "$tmp/pc1.rep")
+check_true profile.cpu.on "the burner in >= 95% of CPU 1's samples and >= 40 of them, got $c1 of $all1" \
+	test "$c1" -ge 40 -a $((c1 * 100)) -ge $((all1 * 95)) || show "$tmp/pc1.rep"
 check_eq profile.cpu.off 0 "$(sum_folded "$tmp/pc0.rep" '^wl_burner;')" "$tmp/pc0.rep"
 
 # -c N: one sample every N ns of CPU clock; 10 ms is 100 per second of the burner.
