@@ -348,10 +348,30 @@ struct rec_utable *rec_object__utable(const struct rec_object *obj)
 	return obj ? obj->utable : NULL;
 }
 
+/*
+ * No link left: deleted, or renamed over, since it was mapped. /proc/PID/maps says so only when
+ * read after that, and a process that exits first is not read again: the descriptor stkrec holds
+ * still knows. Asked when it is queued for writing (under the reader's lock, before the
+ * descriptor is closed), so its mappings' records say DELETED too (rec_object__deleted()).
+ */
+static void note_unlinked(struct rec_object *obj)
+{
+	struct stat st;
+
+	if (obj->fd >= 0 && !fstat(obj->fd, &st) && !st.st_nlink)
+		obj->map_flags |= CAP_MAP_F_DELETED;
+}
+
+bool rec_object__deleted(const struct rec_object *obj)
+{
+	return obj && (obj->map_flags & CAP_MAP_F_DELETED);
+}
+
 bool rec_object__queue(struct rec_object *obj)
 {
 	if (obj->queued)
 		return false;
+	note_unlinked(obj);
 	obj->queued = true;
 	return true;
 }
@@ -458,11 +478,7 @@ enum embed { EMBED_NOTHING, EMBED_SYMBOLS, EMBED_LOST, EMBED_WHOLE };
 /* What the options ask for this object (see the top of the file). */
 static enum embed embed_level(const struct rec_object *obj, const struct rec_opts *opts)
 {
-	struct stat st;
-	/* no link left: deleted, or renamed over, since its mapping was recorded */
-	bool unlinked = obj->fd >= 0 && !fstat(obj->fd, &st) && !st.st_nlink;
-	bool lost_later = obj->kind == CAP_MAP_MEMFD || (obj->map_flags & CAP_MAP_F_DELETED) ||
-			  unlinked;
+	bool lost_later = obj->kind == CAP_MAP_MEMFD || (obj->map_flags & CAP_MAP_F_DELETED);
 
 	/* the vdso is a few pages: always whole */
 	if (opts->embed_objects || obj->kind == CAP_MAP_VDSO)

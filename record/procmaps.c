@@ -1171,8 +1171,13 @@ static void out_put(struct rec_procs *ps, const struct cap_process *rec, const s
 	*p = *rec;
 	p->maps = ps->out_maps + *used;
 	p->nmaps = nmaps;
-	for (uint32_t j = 0; j < nmaps; j++)
-		ps->out_maps[(*used)++] = maps[j].m;
+	for (uint32_t j = 0; j < nmaps; j++) {
+		struct cap_mapping *m = &ps->out_maps[(*used)++];
+
+		*m = maps[j].m;
+		if (rec_object__deleted(maps[j].obj))	/* unlinked after the last read */
+			m->flags |= CAP_MAP_F_DELETED;
+	}
 }
 
 /* Is e's current image written before part p? (Not at all while rows of it are split off.) */

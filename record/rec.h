@@ -441,6 +441,8 @@ struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct
 struct rec_utable *rec_object__utable(const struct rec_object *obj);
 /* Mark obj handed out for writing; false when it was already. */
 bool rec_object__queue(struct rec_object *obj);
+/* Whether obj's file was deleted or replaced: maps said so, or at its queueing it had no link. */
+bool rec_object__deleted(const struct rec_object *obj);
 /*
  * Write an OBJECTS record for each of objs not written yet (by build-id), as the options say
  * (meta key `objects`), and close their descriptors. Returns 0 or a write error.

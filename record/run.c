@@ -382,9 +382,10 @@ static int write_interval(struct run *r)
 	ensure_processes(r, &iv.interval, st->losses);
 	nparts = rec_procs__split(r->procs, &iv.interval, when, part);
 	rec_reader__unlock(r->reader);
-	err = nparts < 0 ? nparts : put_procs(r, 0);
+	/* objects first: queueing one asks whether it was deleted, which its mappings then say */
+	err = nparts < 0 ? nparts : put_symbols(r, &iv.interval, when);
 	if (!err)
-		err = put_symbols(r, &iv.interval, when);
+		err = put_procs(r, 0);
 	if (!err)
 		err = put_parts(r, &iv, part, nparts);
 	rec_reader__lock(r->reader);

@@ -14,8 +14,9 @@
 e2e_require
 
 n=300
-# Deleted: started, probed, removed, and only then its events (their notification reads the
-# maps again: " (deleted)").
+# Deleted: started, probed, removed, and only then its events. Their notification reads the maps
+# again (" (deleted)"), but the workload may exit before that read: the file stkrec holds open,
+# with no link left when its object is written, says DELETED then.
 mkdir -p "$tmp/del"
 cp "$WL/wl_uprobe" "$tmp/del/wl_del"
 wl_bg del "$tmp/del/wl_del" -v -w "$n"
