@@ -439,7 +439,7 @@ struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct
 				    bool other_ns);
 /* The unwind table of obj, or NULL. */
 struct rec_utable *rec_object__utable(const struct rec_object *obj);
-/* Mark obj handed out for writing; false when it was already. */
+/* Mark obj handed out for writing (before rec_objects__put()); false when it was already. */
 bool rec_object__queue(struct rec_object *obj);
 /* Whether obj's file was deleted or replaced: maps said so, or at its queueing it had no link. */
 bool rec_object__deleted(const struct rec_object *obj);

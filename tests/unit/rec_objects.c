@@ -272,7 +272,8 @@ static struct written write_record(const char *path, const char *root, const cha
 		unlink(path);
 	unlink(cap);
 	w = cap_writer__open(cap);
-	if (!obj || !w || rec_objects__put(os, &obj, 1, opts, w))
+	/* queued as rec_procs__hit_objects() does: that asks whether the file is deleted */
+	if (!obj || !w || !rec_object__queue(obj) || rec_objects__put(os, &obj, 1, opts, w))
 		goto out;
 	cap_writer__close(w);
 	w = NULL;
