@@ -202,10 +202,9 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
  * (a per-CPU value may have 32), far over the 512-byte BPF stack. Uprobe programs run
  * preemptible and a perf-event sample can interrupt a program on its CPU, so one slot per CPU
  * is not enough: `nesting` hands out slots by depth of nesting. A deferred event is built in its
- * own slot of the same depth (defer_slots): with its 16 KiB of stack it does not fit beside the
- * rest.
+ * own slot of the same depth and CPU (defer_slots): with its 32 KiB of stack it does not fit
+ * beside the rest, nor in a per-CPU value.
  */
-#define NEST_MAX 4
 
 struct scratch {
 	struct stk_stack k, u;
@@ -219,15 +218,18 @@ struct scratch {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NEST_MAX);
+	__uint(max_entries, STK_NEST_MAX);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
-/* A deferred event per scratch slot, built here and sent by its length. */
+/*
+ * A deferred event per scratch slot, built here and sent by its length: slot CPU x STK_NEST_MAX
+ * + level (stkrec sets max_entries to STK_NEST_MAX x possible CPUs).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NEST_MAX);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STK_NEST_MAX);
 	__type(key, __u32);
 	__type(value, struct stk_deferred);
 } defer_slots SEC(".maps");
@@ -482,7 +484,7 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * How many bytes above sp a deferred event copies, in 1 KiB pieces: 16 KiB, but on the main
+ * How many bytes above sp a deferred event copies, in 1 KiB pieces: 32 KiB, but on the main
  * thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
  * below it). A short-lived process's first events, deferred in a burst before stkrec has read
  * it, are mostly shallow: small records let the ring hold several times as many of them.
@@ -505,7 +507,8 @@ static __always_inline __u32 defer_stack_bytes(__u64 sp)
 static __always_inline bool defer_event(struct scratch *sc, const struct stk_key *key,
 					const struct uregs *r, __u32 g, bool entry)
 {
-	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &sc->level);
+	__u32 slot = bpf_get_smp_processor_id() * STK_NEST_MAX + sc->level;
+	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &slot);
 	__u32 want = defer_stack_bytes(r->sp), len = 0;
 
 	if (!d)
@@ -529,7 +532,7 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 	d->len = len;
 	/*
 	 * For the verifier: len read back as a number it does not know. As the loop leaves it, it
-	 * is one of 17 constants, each checked through the rest of the function on its own path
+	 * is one of 33 constants, each checked through the rest of the function on its own path
 	 * (1,100 of on_sample's 14,000 processed instructions); read back, the paths meet. A load.
 	 */
 	len = *(volatile __u32 *)&d->len;
@@ -720,7 +723,7 @@ static __always_inline struct scratch *enter(__u32 **nest)
 	if (!*nest)
 		return NULL;
 	level = __sync_fetch_and_add(*nest, 1);
-	if (level < NEST_MAX) {
+	if (level < STK_NEST_MAX) {
 		struct scratch *sc = bpf_map_lookup_elem(&scratch, &level);
 
 		if (sc)

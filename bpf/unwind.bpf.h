@@ -126,6 +126,7 @@ struct uwalk {
 	bool waits;		/* stopped only because stkrec has not read a mapping yet */
 	bool exact;		/* pc is the interrupted instruction, not a return address */
 	bool entry;		/* the leaf is a function's first instruction (uprobe) */
+	bool guessed;		/* pc is a guess a known mapping must confirm (leaf_guess()) */
 	__u64 win_base;		/* the user address of win[0]: the event's sp */
 	__u32 win_len;		/* bytes in win: sizeof(win), or 0 when that read failed */
 	__u64 win[UWIN_WORDS];	/* the top of the user stack (read_words()); not zeroed */
@@ -323,6 +324,24 @@ static __always_inline long step_to(struct uwalk *w, __u64 pc, __u64 sp, __u64 b
 	return 0;
 }
 
+/*
+ * The sampled leaf has no CFI and its rbp is no frame pointer: most often it is a function that
+ * has pushed nothing yet, sampled while the kernel faults in the page of its first instruction
+ * (a library's _init, GMP's assembly routines). Its return address is then at rsp: take it as a
+ * guess, which walk_step() drops unless it is in a known mapping.
+ */
+static __always_inline long leaf_guess(struct uwalk *w)
+{
+	__u64 ra;
+
+	if (w->n != 1 || !w->exact)
+		return walk_end(w, STK_STOP_BAD_FRAME);
+	if (read_words(w, &ra, 1, w->sp))
+		return walk_end(w, STK_STOP_READ_FAULT);
+	w->guessed = true;
+	return step_to(w, ra, w->sp + 8, w->bp);
+}
+
 /* A frame-pointer step: the frame record {caller's rbp, return address} is at rbp. */
 static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 {
@@ -335,7 +354,7 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 		return walk_end(w, STK_STOP_COMPLETE);
 	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
 	if (w->bp < w->sp || (w->bp & 7))
-		return walk_end(w, STK_STOP_BAD_FRAME);
+		return leaf_guess(w);
 	if (read_words(w, rec, 2, w->bp))
 		return walk_end(w, STK_STOP_READ_FAULT);
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
@@ -480,9 +499,12 @@ static long walk_step(__u32 i, void *ctx)
 	known = find_umap(c);
 	/* The leaf is real wherever it is; a caller outside every known mapping is unchecked. */
 	if (!known && n) {
+		if (w->guessed)
+			return walk_end(w, STK_STOP_BAD_FRAME);
 		ask_maps(c);
 		return walk_end(w, STK_STOP_NO_MAPPING);
 	}
+	w->guessed = false;
 	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
 	ip = w->exact && n ? w->pc + 1 : w->pc;
 	c->out->ips[frame_index(n)] = ip;

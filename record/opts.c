@@ -436,13 +436,13 @@ static uint32_t room_for(uint64_t need, uint32_t lo, uint32_t hi)
 }
 
 /*
- * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 1,000 events of 16 KiB,
- * for bursts of a probe that fires as fast as a program can call it. A profile's events come at
- * most Hz x CPUs a second, and stkrec takes them out of the ring as they come: an eighth of a
- * second of them all deferred at 16 KiB, from 1 MiB up. At 999 Hz on 2 CPUs that is 4 MiB; the
- * most it held there was 1.5 MiB, at the start of a system-wide profile of two CPU burners and
- * two compile loops (every process's first events deferred). 16 MiB took 3-4 ms to create, a
- * twentieth of a short recording's CPU.
+ * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 500 events of 32 KiB
+ * (most are far shorter), for bursts of a probe that fires as fast as a program can call it. A
+ * profile's events come at most Hz x CPUs a second, and stkrec takes them out of the ring as they
+ * come: an eighth of a second of them all deferred at 32 KiB, from 1 MiB up. At 999 Hz on 2 CPUs
+ * that is 8 MiB; with copies of 16 KiB the most it held there was 1.5 MiB, at the start of a
+ * system-wide profile of two CPU burners and two compile loops (every process's first events
+ * deferred). 16 MiB took 3-4 ms to create, a twentieth of a short recording's CPU.
  */
 #define DEFER_RING_MAX (16u << 20)
 

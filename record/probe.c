@@ -131,6 +131,19 @@ static int size_maps(struct rec_probe *p, const struct rec_opts *o)
 	return err;
 }
 
+/* The deferred ring, and a slot to build a deferred event in per CPU and nesting depth. */
+static int size_defer(struct rec_probe *p, const struct rec_opts *o)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int err = bpf_map__set_max_entries(p->skel->maps.deferred, o->defer_ring_bytes);
+
+	if (!err && ncpus < 0)
+		err = ncpus;
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.defer_slots, STK_NEST_MAX * ncpus);
+	return err;
+}
+
 static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs, int child)
 {
 	struct stkrec_bpf__rodata *ro = p->skel->rodata;
@@ -587,7 +600,7 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
 		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
 	if (!err && p->skel->rodata->cfg_defer)
-		err = bpf_map__set_max_entries(p->skel->maps.deferred, o->defer_ring_bytes);
+		err = size_defer(p, o);
 	if (err) {
 		rec_err(err, "cannot size the BPF maps: %s", strerror(-err));
 		goto fail;

@@ -573,6 +573,7 @@ struct uwalk_user {
 	uint64_t bx, bx_at;	/* rbx: bx, or the word at bx_at when not 0 (bpf/unwind.bpf.h) */
 	bool bx_lost;
 	bool exact;
+	bool guessed;		/* pc is leaf_guess()'s */
 	uint32_t stop;
 };
 
@@ -601,6 +602,19 @@ static bool step_to(struct uwalk_user *w, uint64_t pc, uint64_t sp, uint64_t bp)
 	return true;
 }
 
+/* A sampled leaf without CFI and frame pointer: its return address at rsp, as a guess. */
+static bool leaf_guess(struct uwalk_user *w)
+{
+	uint64_t ra;
+
+	if (w->last != w->first || !w->exact)
+		return end(w, STK_STOP_BAD_FRAME);
+	if (!peek(w, w->sp, &ra, sizeof(ra)))
+		return end(w, STK_STOP_READ_FAULT);
+	w->guessed = true;
+	return step_to(w, ra, w->sp + 8, w->bp);
+}
+
 static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 {
 	uint64_t rec[2];
@@ -610,7 +624,7 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 	if (!w->bp)
 		return end(w, STK_STOP_COMPLETE);
 	if (w->bp < w->sp || (w->bp & 7))
-		return end(w, STK_STOP_BAD_FRAME);
+		return leaf_guess(w);
 	if (!peek(w, w->bp, rec, sizeof(rec)))
 		return end(w, STK_STOP_READ_FAULT);
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
@@ -761,10 +775,11 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 		w.m = find_umap(w.proc, w.pc);
 		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
 		if (!w.m && n) {
-			w.stop = STK_STOP_NO_MAPPING;
-			*missing = w.pc;
+			w.stop = w.guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
+			*missing = w.guessed ? 0 : w.pc;
 			break;
 		}
+		w.guessed = false;
 		/* an interrupted pc above the leaf is stored + 1, as BPF does */
 		ips[n] = w.exact && n ? w.pc + 1 : w.pc;
 		w.last = &ips[n++];

@@ -266,10 +266,13 @@ struct stk_uproc {
  */
 /*
  * Bytes of user stack copied, from sp up. perf's default is 8 KiB, but gcc's cc1 and bash
- * recurse past it at their start, where events are deferred: most deferred walks that ran off
- * an 8 KiB copy ended within 16 KiB (bench/run compile).
+ * recurse past it at their start, where events are deferred, and cc1's frames of 4-8 KiB took
+ * a system-wide profile's deferred walks past 16 KiB (bench/run compile).
  */
-#define STK_DEFER_STACK 16384
+#define STK_DEFER_STACK 32768
+
+/* BPF programs nested on one CPU that each have a scratch slot (bpf/stkrec.bpf.c) */
+#define STK_NEST_MAX 4
 
 struct stk_deferred {
 	struct stk_key key;	/* as it would have been counted; the user stack fields unused */
