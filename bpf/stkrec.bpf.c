@@ -509,7 +509,7 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 {
 	__u32 slot = bpf_get_smp_processor_id() * STK_NEST_MAX + sc->level;
 	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &slot);
-	__u32 want = defer_stack_bytes(r->sp), len = 0;
+	__u32 want = defer_stack_bytes(r->sp), skew = r->sp & 1023, len = 0, span, holes = 0;
 
 	if (!d)
 		return false;
@@ -523,16 +523,35 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 	d->gen = g;
 	d->entry = entry;
 	d->cpu = bpf_get_smp_processor_id();
-	/* In 1 KiB pieces: one read fails whole when its end runs past the top of the stack. */
-	for (int i = 0; i < STK_DEFER_STACK / 1024 && len < want; i++) {
-		if (bpf_probe_read_user(d->stack + i * 1024, 1024, (void *)(r->sp + i * 1024)))
+	/*
+	 * In pieces that end on 1 KiB boundaries of the address, so that each lies in one page: the
+	 * first from sp, the others 1 KiB. A piece that cannot be read (a page not present: the
+	 * sample came in the fault that grows the stack under a 4-8 KiB frame, or in a frame's page
+	 * never touched) is a hole the walk must not read; the copy ends after the last piece read.
+	 */
+	if (bpf_probe_read_user(d->stack, 1024 - skew, (void *)r->sp))
+		holes = 1;
+	else
+		len = 1024 - skew;
+	span = 1024 - skew;
+	for (int i = 1; i < STK_DEFER_STACK / 1024 && span < want; i++) {
+		__u32 at = i * 1024 - skew;
+
+		/* never: for the verifier, which clang would otherwise hand a negative range */
+		barrier_var(at);
+		if (at > STK_DEFER_STACK - 1024)
 			break;
-		len += 1024;
+		if (bpf_probe_read_user(d->stack + at, 1024, (void *)(r->sp + at)))
+			holes |= 1u << i;
+		else
+			len = at + 1024;
+		span = at + 1024;
 	}
 	d->len = len;
+	d->holes = holes;
 	/*
 	 * For the verifier: len read back as a number it does not know. As the loop leaves it, it
-	 * is one of 33 constants, each checked through the rest of the function on its own path
+	 * is one of 32 ranges, each checked through the rest of the function on its own path
 	 * (1,100 of on_sample's 14,000 processed instructions); read back, the paths meet. A load.
 	 */
 	len = *(volatile __u32 *)&d->len;

@@ -579,9 +579,16 @@ struct uwalk_user {
 
 static bool peek(const struct uwalk_user *w, uint64_t addr, void *out, size_t n)
 {
-	if (addr < w->d->sp || addr - w->d->sp > w->d->len || w->d->len - (addr - w->d->sp) < n)
+	const struct stk_deferred *d = w->d;
+	uint64_t off = addr - d->sp, skew = d->sp & 1023, last = (off + n - 1 + skew) / 1024;
+
+	if (addr < d->sp || off > d->len || d->len - off < n || !n)
 		return false;
-	memcpy(out, w->d->stack + (addr - w->d->sp), n);
+	/* a piece BPF could not read (struct stk_deferred holes) */
+	for (uint64_t p = (off + skew) / 1024; p <= last && p < 32; p++)
+		if (d->holes & (1u << p))
+			return false;
+	memcpy(out, d->stack + off, n);
 	return true;
 }
 

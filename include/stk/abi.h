@@ -284,6 +284,12 @@ struct stk_deferred {
 	__u32 len;		/* bytes of stack copied */
 	__u32 entry;		/* the leaf is a function's first instruction (uprobe) */
 	__u32 cpu;		/* --snoop: the event's CPU (its time is ts_ns) */
+	/*
+	 * Bit i: piece i was not read (not present): stack holds sp's bytes up to the next 1 KiB
+	 * boundary of the address (piece 0), then 1 KiB a piece; len ends after the last one read.
+	 */
+	__u32 holes;
+	__u32 pad;
 	__u8 stack[STK_DEFER_STACK];
 };
 

@@ -4,15 +4,16 @@
 # and Debian's libc. Every event of a tracepoint, a uprobe and a USDT probe has the whole chain
 # from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
 # handler unwinds through the signal frame into the interrupted code; a stack deeper than the
-# limit is counted as truncated; a deferred walk reads past 16 KiB of stack; vfork's return
-# address is taken from rdi; a leaf without CFI or frame pointer is passed through the return
-# address at its stack pointer. With --unwind fp the same chains break (the feature matters).
+# limit is counted as truncated; a deferred walk reads past 16 KiB of stack, and around pages
+# never touched; vfork's return address is taken from rdi; a leaf without CFI or frame pointer
+# is passed through the return address at its stack pointer. With --unwind fp the same chains
+# break (the feature matters).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
 
 NOFP=$WL/nofp
-for b in wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi; do
+for b in wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole; do
 	[ -x "$NOFP/$b" ] || { not_ok nofp.sh "$NOFP/$b is not built (make workloads)"; exit 1; }
 done
 n=2000
@@ -100,6 +101,15 @@ folded cmddeep "$tmp/cmddeep.stk" -P
 check_eq nofp.command_deep.whole_chain 500 \
 	"$(sum_folded "$tmp/cmddeep.rep" "$(whole wl_deep "${levels}wl_deep_getppid")")" \
 	"$tmp/cmddeep.rep"
+
+# -- COMMAND through a 24 KiB frame whose upper pages were never touched (wl_hole.c): a deferred
+# event's copy has holes where they are, and the walk reads the words it needs around them.
+rec hole -q -o "$tmp/hole.stk" "$tp" -- "$NOFP/wl_hole" 500
+check_eq nofp.hole.exit 0 $? "$tmp/hole.err"
+folded hole "$tmp/hole.stk" -P
+check_eq nofp.hole.whole_chain 500 \
+	"$(sum_folded "$tmp/hole.rep" "$(whole wl_hole wl_outer wl_middle wl_getppid)")" \
+	"$tmp/hole.rep"
 
 # glibc's vfork keeps its return address in rdi across the system call (CFI: ra in rdi): the
 # walk takes it from the event's registers, in BPF and in stkrec (the first events, deferred).
