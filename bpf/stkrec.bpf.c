@@ -484,8 +484,8 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * How many bytes above sp a deferred event copies, in 1 KiB pieces: 32 KiB, but on the main
- * thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
+ * How many bytes above sp a deferred event copies, in 1 KiB pieces: 32 KiB (16 on other
+ * threads), but on the main thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
  * below it). A short-lived process's first events, deferred in a burst before stkrec has read
  * it, are mostly shallow: small records let the ring hold several times as many of them.
  */
@@ -496,6 +496,13 @@ static __always_inline __u32 defer_stack_bytes(__u64 sp)
 
 	if (top > sp && top - sp < STK_DEFER_STACK)
 		return top - sp + 8;	/* and the word at the start: the walk may read it */
+	/*
+	 * Another thread's stack has no bound known here, so each of its copies is whole: at 32
+	 * KiB a burst of a 2-thread program's first events overflowed the 16 MiB ring
+	 * (debugsyms.sh). Deep main threads (cc1) are what needs more than 16 KiB.
+	 */
+	if ((__u32)bpf_get_current_pid_tgid() != bpf_get_current_pid_tgid() >> 32)
+		return STK_DEFER_STACK / 2;
 	return STK_DEFER_STACK;
 }
 
