@@ -622,6 +622,22 @@ static int read_stat(struct rec_procs *ps, uint32_t pid, char *comm, size_t csz,
 	return err;
 }
 
+uint32_t rec_tgid_of(uint32_t tid)
+{
+	char path[64], line[256];
+	unsigned int tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %u", &tgid) != 1)
+		;
+	fclose(f);
+	return tgid;
+}
+
 static char *read_exe(uint32_t pid)
 {
 	char path[64], target[PATH_MAX];

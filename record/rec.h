@@ -554,6 +554,8 @@ void rec_reader__stop(struct rec_reader *rd);
 int rec_maps_line(const char *line, struct cap_mapping *m, char *path, size_t psz);
 /* m's kind and DELETED flag from its path, which loses a " (deleted)" suffix. */
 void rec_mapping_path(struct cap_mapping *m, char *path);
+/* The process of thread tid (/proc/TID/status), 0 when it is gone. */
+uint32_t rec_tgid_of(uint32_t tid);
 /* Parse /proc/PID/stat: comm and starttime (clock ticks). */
 int rec_stat_line(const char *line, char *comm, size_t csz, uint64_t *start_ticks);
 

@@ -563,13 +563,16 @@ static int setup(struct run *r)
 			strerror(errno));
 	rec_procs__follow(r->procs, r->mmaps != NULL);
 	/*
-	 * -p names processes that exist now: read their maps (and give the walker their tables)
-	 * before the first event, since a process may finish and exit before stkrec runs again
-	 * after its first-seen notification. A failure is not an error here (it exited
-	 * meanwhile); the interval records it.
+	 * -p and -L name processes and threads that exist now: read their maps (and give the
+	 * walker their tables) before the first event, since a process may finish and exit before
+	 * stkrec runs again after its first-seen notification (pid.sh: all 3,000 events of a -L
+	 * thread cut so, once in 3 runs). A failure is not an error here (it exited meanwhile);
+	 * the interval records it.
 	 */
 	for (uint32_t i = 0; i < o->npids; i++)
 		rec_procs__note(r->procs, o->pids[i], REC_READ_IF_NEW);
+	for (uint32_t i = 0; i < o->ntids; i++)
+		rec_procs__note(r->procs, rec_tgid_of(o->tids[i]), REC_READ_IF_NEW);
 	err = rec_probe__attach(r->probe, o, r->specs, r->nspecs);
 	if (err)
 		return err;
