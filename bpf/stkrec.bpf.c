@@ -956,6 +956,23 @@ int on_exec(void *ctx)
  * process that had its pid before (pid reuse within one interval). Its parent's mappings are
  * its own until it execs; stkrec learns them from the kernel's fork record.
  */
+/*
+ * A child runs in its parent's image until it execs: its walks get the parent's tables at once
+ * (before it runs: the tracepoint comes before the child is woken), rather than being deferred
+ * until stkrec has read a process that by then may have exec'd or exited. stkrec's own entry for
+ * the child, when it reads it, replaces this copy; on_exec() and on_exit() delete it.
+ */
+static __always_inline void copy_parent_tables(__u32 ptgid, __u32 tgid)
+{
+	struct stk_uproc *v = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+
+	if (!v || bpf_map_update_elem(&unwind_procs, &tgid, v, BPF_ANY))
+		return;
+	v = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (v)
+		v->asked = 0;	/* the parent's question, not the child's */
+}
+
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -965,6 +982,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (tgid != BPF_CORE_READ(child, pid))
 		return 0;	/* a thread shares its process's image */
 	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
+	if (cfg_unwind != STK_UNWIND_FP)
+		copy_parent_tables(BPF_CORE_READ(parent, tgid), tgid);
 	/*
 	 * on_exit() forgot the pid's last owner already; only when its last events came after
 	 * that is the pid still in `seen`, maybe cached with the old stamp: forget it again. A
