@@ -485,9 +485,10 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 
 /*
  * How many bytes above sp a deferred event copies, in 1 KiB pieces: 32 KiB (16 on other
- * threads), but on the main thread no further than the stack's start (mm->start_stack, where argc sits: every frame is
- * below it). A short-lived process's first events, deferred in a burst before stkrec has read
- * it, are mostly shallow: small records let the ring hold several times as many of them.
+ * threads), but on the main thread no further than the stack's start (mm->start_stack, where
+ * argc sits: every frame is below it). A short-lived process's first events, deferred in a burst
+ * before stkrec has read it, are mostly shallow: small records let the ring hold several times
+ * as many of them.
  */
 static __always_inline __u32 defer_stack_bytes(__u64 sp)
 {
@@ -952,11 +953,6 @@ int on_exec(void *ctx)
 }
 
 /*
- * A new process (not a thread): stamp its image, so that its rows are not named with the
- * process that had its pid before (pid reuse within one interval). Its parent's mappings are
- * its own until it execs; stkrec learns them from the kernel's fork record.
- */
-/*
  * A child runs in its parent's image until it execs: its walks get the parent's tables at once
  * (before it runs: the tracepoint comes before the child is woken), rather than being deferred
  * until stkrec has read a process that by then may have exec'd or exited. stkrec's own entry for
@@ -973,6 +969,11 @@ static __always_inline void copy_parent_tables(__u32 ptgid, __u32 tgid)
 		v->asked = 0;	/* the parent's question, not the child's */
 }
 
+/*
+ * A new process (not a thread): stamp its image, so that its rows are not named with the
+ * process that had its pid before (pid reuse within one interval). Its parent's mappings are
+ * its own until it execs; stkrec learns them from the kernel's fork record.
+ */
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
