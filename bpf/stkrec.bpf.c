@@ -484,9 +484,9 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * How many bytes above sp a deferred event copies, in 1 KiB pieces: 32 KiB (16 on other
- * threads), but on the main thread no further than the stack's start (mm->start_stack, where
- * argc sits: every frame is below it). A short-lived process's first events, deferred in a burst
+ * How many bytes above sp a deferred event copies: 32 KiB (16 on other threads), but on the
+ * main thread no further than the stack's start (mm->start_stack, where argc sits: every frame
+ * is below it). A short-lived process's first events, deferred in a burst
  * before stkrec has read it, are mostly shallow: small records let the ring hold several times
  * as many of them.
  */
@@ -515,9 +515,10 @@ static __always_inline __u32 defer_stack_bytes(__u64 sp)
 static __always_inline bool defer_event(struct scratch *sc, const struct stk_key *key,
 					const struct uregs *r, __u32 g, bool entry)
 {
-	__u32 slot = bpf_get_smp_processor_id() * STK_NEST_MAX + sc->level;
+	__u32 cpu = bpf_get_smp_processor_id(), slot = cpu * STK_NEST_MAX + sc->level;
 	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &slot);
-	__u32 want = defer_stack_bytes(r->sp), skew = r->sp & 1023, len = 0, span, holes = 0;
+	__u32 want = defer_stack_bytes(r->sp), skew = r->sp & (STK_DEFER_PIECE - 1);
+	__u32 len = 0, span, holes = 0;
 
 	if (!d)
 		return false;
@@ -530,30 +531,30 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 	d->bx = r->bx;
 	d->gen = g;
 	d->entry = entry;
-	d->cpu = bpf_get_smp_processor_id();
+	d->cpu = cpu;
 	/*
-	 * In pieces that end on 1 KiB boundaries of the address, so that each lies in one page: the
-	 * first from sp, the others 1 KiB. A piece that cannot be read (a page not present: the
+	 * In pieces that end on STK_DEFER_PIECE boundaries of the address, so that each lies in one
+	 * page: the first from sp, the others whole. A piece that cannot be read (a page not present: the
 	 * sample came in the fault that grows the stack under a 4-8 KiB frame, or in a frame's page
 	 * never touched) is a hole the walk must not read; the copy ends after the last piece read.
 	 */
-	if (bpf_probe_read_user(d->stack, 1024 - skew, (void *)r->sp))
+	if (bpf_probe_read_user(d->stack, STK_DEFER_PIECE - skew, (void *)r->sp))
 		holes = 1;
 	else
-		len = 1024 - skew;
-	span = 1024 - skew;
-	for (int i = 1; i < STK_DEFER_STACK / 1024 && span < want; i++) {
-		__u32 at = i * 1024 - skew;
+		len = STK_DEFER_PIECE - skew;
+	span = STK_DEFER_PIECE - skew;
+	for (int i = 1; i < STK_DEFER_STACK / STK_DEFER_PIECE && span < want; i++) {
+		__u32 at = i * STK_DEFER_PIECE - skew;
 
 		/* never: for the verifier, which clang would otherwise hand a negative range */
 		barrier_var(at);
-		if (at > STK_DEFER_STACK - 1024)
+		if (at > STK_DEFER_STACK - STK_DEFER_PIECE)
 			break;
-		if (bpf_probe_read_user(d->stack + at, 1024, (void *)(r->sp + at)))
+		if (bpf_probe_read_user(d->stack + at, STK_DEFER_PIECE, (void *)(r->sp + at)))
 			holes |= 1u << i;
 		else
-			len = at + 1024;
-		span = at + 1024;
+			len = at + STK_DEFER_PIECE;
+		span = at + STK_DEFER_PIECE;
 	}
 	d->len = len;
 	d->holes = holes;
@@ -602,10 +603,6 @@ static __always_inline __u64 kernel_stack(void *ctx, enum uregs_from from, __u32
 }
 
 /*
- * Store stack s under hash h in a stacks map, once per generation. stacks must be a map the
- * verifier knows statically: always inline, called with a constant map (see count_in).
- */
-/*
  * Count a generation's new map entry, and wake stkrec when it makes the map over half full: it
  * drains early (run.c). Without the wake-up it had to look at the counters ten times a second,
  * each look a context switch or two, most of a long recording's CPU.
@@ -616,6 +613,10 @@ static __always_inline void count_new_entry(__u64 *n, __u64 half)
 		send_notify(0, STK_NOTIFY_FILL, 0);
 }
 
+/*
+ * Store stack s under hash h in a stacks map, once per generation. stacks must be a map the
+ * verifier knows statically: always inline, called with a constant map (see count_in).
+ */
 static __always_inline void store_stack(void *stacks, __u64 *nstored, __u64 *h, __s32 *err,
 					const struct stk_stack *s, __u32 full_stat)
 {

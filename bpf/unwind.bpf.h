@@ -126,7 +126,7 @@ struct uwalk {
 	bool waits;		/* stopped only because stkrec has not read a mapping yet */
 	bool exact;		/* pc is the interrupted instruction, not a return address */
 	bool entry;		/* the leaf is a function's first instruction (uprobe) */
-	bool guessed;		/* pc is a guess a known mapping must confirm (leaf_guess()) */
+	bool guessed;		/* frame 1 is a guess a known mapping must confirm (leaf_guess()) */
 	__u64 win_base;		/* the user address of win[0]: the event's sp */
 	__u32 win_len;		/* bytes in win: sizeof(win), or 0 when that read failed */
 	__u64 win[UWIN_WORDS];	/* the top of the user stack (read_words()); not zeroed */
@@ -499,12 +499,11 @@ static long walk_step(__u32 i, void *ctx)
 	known = find_umap(c);
 	/* The leaf is real wherever it is; a caller outside every known mapping is unchecked. */
 	if (!known && n) {
-		if (w->guessed)
+		if (n == 1 && w->guessed)
 			return walk_end(w, STK_STOP_BAD_FRAME);
 		ask_maps(c);
 		return walk_end(w, STK_STOP_NO_MAPPING);
 	}
-	w->guessed = false;
 	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
 	ip = w->exact && n ? w->pc + 1 : w->pc;
 	c->out->ips[frame_index(n)] = ip;

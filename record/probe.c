@@ -515,14 +515,6 @@ int rec_probe__attach(struct rec_probe *p, const struct rec_opts *o, struct rec_
 	return err;
 }
 
-static void wake_main_loop(int fill_fd)
-{
-	uint64_t one = 1;
-	ssize_t n = write(fill_fd, &one, sizeof(one));
-
-	(void)n;	/* fails only with the counter already set: the loop wakes all the same */
-}
-
 /* A map over half full wakes the main loop (rec_probe__fill_fd); the rest is the handler's. */
 static int on_notify(void *ctx, void *data, size_t len)
 {
@@ -530,7 +522,7 @@ static int on_notify(void *ctx, void *data, size_t len)
 	const struct stk_notify *n = data;
 
 	if (len >= sizeof(*n) && n->kind == STK_NOTIFY_FILL) {
-		wake_main_loop(p->fill_fd);
+		rec_eventfd_signal(p->fill_fd);
 		return 0;
 	}
 	return p->notify_fn ? p->notify_fn(p->notify_ctx, data, len) : 0;

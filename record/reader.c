@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -111,13 +110,9 @@ void rec_reader__sync(struct rec_reader *rd)
 
 void rec_reader__stop(struct rec_reader *rd)
 {
-	uint64_t one = 1;
-	ssize_t n;
-
 	if (!rd)
 		return;
-	n = write(rd->stop_fd, &one, sizeof(one));	/* a fresh eventfd takes it */
-	(void)n;
+	rec_eventfd_signal(rd->stop_fd);
 	pthread_join(rd->thread, NULL);
 	pthread_mutex_destroy(&rd->lock);
 	close(rd->stop_fd);

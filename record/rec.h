@@ -797,6 +797,8 @@ uint64_t rec_now_ns(void);
  * asleep until its next look. 0 or pthread_create's error.
  */
 int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+/* Make eventfd fd readable (a wake-up, or a request to stop). */
+void rec_eventfd_signal(int fd);
 /*
  * Room for element n of the array *arrayp (a pointer to the array pointer) of *cap elements of
  * sz bytes: doubles it when full, from first. 0, or -ENOMEM with the array unchanged.

@@ -237,11 +237,11 @@ static void poll_notify(struct run *r, int timeout_ms)
 		rec_mmaps__consume(r->mmaps, r->procs);
 		rec_probe__poll(r->probe, timeout_ms);
 	} else if (timeout_ms > 0) {
-		poll(pfd, 2, timeout_ms);
+		if (poll(pfd, 2, timeout_ms) > 0 && (pfd[0].revents & POLLIN))
+			rec_probe__fill_seen(r->probe);
 	} else {
 		rec_reader__sync(r->reader);
 	}
-	rec_probe__fill_seen(r->probe);
 }
 
 /*

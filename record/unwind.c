@@ -171,11 +171,14 @@ static const struct proc_copy *find_proc(const struct rec_unwind *u, uint32_t pi
 	return c && c->value ? c : NULL;
 }
 
-/* A new copy of pid in the tree; NULL without memory. */
-static struct proc_copy *add_copy(struct rec_unwind *u, uint32_t pid)
+/* pid's copy, a new one in the tree if it has none; NULL without memory. */
+static struct proc_copy *get_copy(struct rec_unwind *u, uint32_t pid)
 {
-	struct proc_copy *c = calloc(1, sizeof(*c));
+	struct proc_copy *c = find_copy(u, pid);
 
+	if (c)
+		return c;
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->pid = pid;	/* set before tsearch() compares it with the tree's entries */
@@ -205,10 +208,8 @@ static int keep_proc(struct rec_unwind *u, uint32_t pid, const struct stk_uproc 
 		     uint64_t read_ns, uint64_t image_ns)
 {
 	struct stk_uproc *copy = short_copy(v);
-	struct proc_copy *c = find_copy(u, pid);
+	struct proc_copy *c = get_copy(u, pid);
 
-	if (!c)
-		c = add_copy(u, pid);
 	if (!copy || !c) {
 		free(copy);
 		return -ENOMEM;
@@ -499,9 +500,7 @@ int rec_unwind__old_image(struct rec_unwind *u, uint32_t pid, const struct rec_u
 		return 0;
 	v = uproc_of(u, rd);
 	copy = v ? short_copy(v) : NULL;
-	c = copy ? find_copy(u, pid) : NULL;
-	if (copy && !c)
-		c = add_copy(u, pid);
+	c = copy ? get_copy(u, pid) : NULL;
 	free(v);
 	if (!c) {
 		free(copy);
@@ -573,19 +572,20 @@ struct uwalk_user {
 	uint64_t bx, bx_at;	/* rbx: bx, or the word at bx_at when not 0 (bpf/unwind.bpf.h) */
 	bool bx_lost;
 	bool exact;
-	bool guessed;		/* pc is leaf_guess()'s */
+	bool guessed;		/* frame 1 is leaf_guess()'s */
 	uint32_t stop;
 };
 
 static bool peek(const struct uwalk_user *w, uint64_t addr, void *out, size_t n)
 {
 	const struct stk_deferred *d = w->d;
-	uint64_t off = addr - d->sp, skew = d->sp & 1023, last = (off + n - 1 + skew) / 1024;
+	uint64_t off = addr - d->sp, skew = d->sp & (STK_DEFER_PIECE - 1);
 
 	if (addr < d->sp || off > d->len || d->len - off < n || !n)
 		return false;
 	/* a piece BPF could not read (struct stk_deferred holes) */
-	for (uint64_t p = (off + skew) / 1024; p <= last && p < 32; p++)
+	for (uint64_t p = (off + skew) / STK_DEFER_PIECE;
+	     p <= (off + n - 1 + skew) / STK_DEFER_PIECE && p < 32; p++)
 		if (d->holes & (1u << p))
 			return false;
 	memcpy(out, d->stack + off, n);
@@ -782,11 +782,10 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 		w.m = find_umap(w.proc, w.pc);
 		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
 		if (!w.m && n) {
-			w.stop = w.guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
-			*missing = w.guessed ? 0 : w.pc;
+			w.stop = n == 1 && w.guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
+			*missing = w.pc;
 			break;
 		}
-		w.guessed = false;
 		/* an interrupted pc above the leaf is stored + 1, as BPF does */
 		ips[n] = w.exact && n ? w.pc + 1 : w.pc;
 		w.last = &ips[n++];

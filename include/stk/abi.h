@@ -270,6 +270,8 @@ struct stk_uproc {
  * a system-wide profile's deferred walks past 16 KiB (bench/run compile).
  */
 #define STK_DEFER_STACK 32768
+/* The copy's pieces (struct stk_deferred holes): each ends on a multiple of this in the address. */
+#define STK_DEFER_PIECE 1024
 
 /* BPF programs nested on one CPU that each have a scratch slot (bpf/stkrec.bpf.c) */
 #define STK_NEST_MAX 4
@@ -285,8 +287,9 @@ struct stk_deferred {
 	__u32 entry;		/* the leaf is a function's first instruction (uprobe) */
 	__u32 cpu;		/* --snoop: the event's CPU (its time is ts_ns) */
 	/*
-	 * Bit i: piece i was not read (not present): stack holds sp's bytes up to the next 1 KiB
-	 * boundary of the address (piece 0), then 1 KiB a piece; len ends after the last one read.
+	 * Bit i: piece i was not read (not present): stack holds sp's bytes up to the next
+	 * STK_DEFER_PIECE boundary of the address (piece 0), then STK_DEFER_PIECE bytes a piece;
+	 * len ends after the last piece read. 32 pieces at most.
 	 */
 	__u32 holes;
 	__u32 pad;

@@ -134,6 +134,17 @@ static void test_decode_values(void)
 		 cap_record__decode(&ch, &rec));
 }
 
+/* One symbol whose address delta is the raw bytes v, size and name length 0: decodes as want. */
+static void expect_raw_delta(const char *name, const uint8_t *v, size_t n, int want)
+{
+	object_head();
+	pl_u32(&p, 1);
+	pl_bytes(&p, v, n);
+	pl_varint(pl_varint(&p, 0), 0);
+	pl_u64(&p, 0);
+	expect_decode(&p, name, CAP_CHUNK_OBJECTS, want);
+}
+
 static void test_malformed(void)
 {
 	static const uint8_t eleven[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
@@ -143,26 +154,9 @@ static void test_malformed(void)
 	static const uint8_t ten_max[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 					   0x01 };
 
-	object_head();
-	pl_u32(&p, 1);
-	pl_bytes(&p, eleven, sizeof(eleven));
-	pl_bytes(pl_varint(pl_varint(&p, 0), 0), "", 0);
-	pl_u64(&p, 0);
-	expect_decode(&p, "varint of 11 bytes: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
-
-	object_head();
-	pl_u32(&p, 1);
-	pl_bytes(&p, past_64, sizeof(past_64));
-	pl_varint(pl_varint(&p, 0), 0);
-	pl_u64(&p, 0);
-	expect_decode(&p, "varint past 64 bits: EBADMSG", CAP_CHUNK_OBJECTS, -EBADMSG);
-
-	object_head();
-	pl_u32(&p, 1);
-	pl_bytes(&p, ten_max, sizeof(ten_max));
-	pl_varint(pl_varint(&p, 0), 0);
-	pl_u64(&p, 0);
-	expect_decode(&p, "varint of 10 bytes, 2^64 - 1: ok", CAP_CHUNK_OBJECTS, 0);
+	expect_raw_delta("varint of 11 bytes: EBADMSG", eleven, sizeof(eleven), -EBADMSG);
+	expect_raw_delta("varint past 64 bits: EBADMSG", past_64, sizeof(past_64), -EBADMSG);
+	expect_raw_delta("varint of 10 bytes, 2^64 - 1: ok", ten_max, sizeof(ten_max), 0);
 
 	object_head();
 	pl_u32(&p, 2);

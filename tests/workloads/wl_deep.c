@@ -4,7 +4,7 @@
  * DEPTH + i % SPREAD frames deep in wl_recurse (SPREAD 1 by default: one stack). With DEPTH above
  * kernel.perf_event_max_stack (127 by default) every user stack is cut at the depth limit; with
  * SPREAD > 1 the events fall on SPREAD distinct stacks (tests/e2e/losses.sh). WIDE 1 recurses in
- * wl_recurse_wide instead, whose frames take over 128 bytes each: 90 levels run past 8 KiB of
+ * wl_recurse_wide instead, whose frames take 144 bytes each: 118 levels run past 16 KiB of
  * stack (tests/e2e/nofp.sh, deferred walks). PAUSE_US: sleep that long after each event, for a
  * rate of new stacks that drains can keep up with (tests/e2e/losses.sh, early drains).
  */
