@@ -364,10 +364,13 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 /* The caller's rbx by the row's rule (enum stk_rbx_rule); slot is rbp's, CFA + 8 * rbp_off. */
 static __always_inline void restore_rbx(struct uwalk *w, __u32 rule, __u64 slot)
 {
-	if (rule == STK_RBX_SAME)
+	if (rule == STK_RBX_BELOW_RBP)
+		slot -= 8;
+	/* a slot below the frame's rsp: the epilogue popped it, rbx holds the caller's already */
+	if (rule == STK_RBX_SAME || (rule != STK_RBX_LOST && slot < w->sp))
 		return;
 	w->bx_lost = rule == STK_RBX_LOST;
-	w->bx_at = rule == STK_RBX_BELOW_RBP ? slot - 8 : slot;
+	w->bx_at = slot;
 }
 
 /* The caller's frame from the CFA: its return address at CFA - 8, rbp and rbx as the row says. */
@@ -380,6 +383,12 @@ static __always_inline long cfa_step(struct uwalk *w, const struct stk_urow *row
 	if (cfa <= w->sp)
 		return walk_end(w, STK_STOP_BAD_FRAME);	/* the caller's frame is above ours */
 	restore_rbx(w, STK_UROW_RBX(row->kind), cfa + off);
+	/*
+	 * rbp's slot below the frame's rsp: the epilogue popped it, rbp holds the caller's already.
+	 * Not read from the red zone: a deferred event's copy starts at rsp (record/unwind.c).
+	 */
+	if (rule == STK_RBP_AT_CFA && cfa + off < w->sp)
+		rule = STK_RBP_SAME;
 	if (rule == STK_RBP_AT_CFA && off == -16) {
 		/* push rbp first, the usual prologue: one read gets both words */
 		if (read_words(w, two, 2, cfa - 16))

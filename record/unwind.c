@@ -641,10 +641,13 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 /* The caller's rbx by the row's rule; slot is rbp's, CFA + 8 * rbp_off. */
 static void restore_rbx(struct uwalk_user *w, uint32_t rule, uint64_t slot)
 {
-	if (rule == STK_RBX_SAME)
+	if (rule == STK_RBX_BELOW_RBP)
+		slot -= 8;
+	/* a slot below the frame's rsp: the epilogue popped it, rbx holds the caller's already */
+	if (rule == STK_RBX_SAME || (rule != STK_RBX_LOST && slot < w->sp))
 		return;
 	w->bx_lost = rule == STK_RBX_LOST;
-	w->bx_at = rule == STK_RBX_BELOW_RBP ? slot - 8 : slot;
+	w->bx_at = slot;
 }
 
 static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t cfa)
@@ -656,6 +659,12 @@ static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t 
 	if (cfa <= w->sp)
 		return end(w, STK_STOP_BAD_FRAME);
 	restore_rbx(w, STK_UROW_RBX(row->kind), cfa + off);
+	/*
+	 * rbp's slot below the frame's rsp: the epilogue popped it, rbp holds the caller's already
+	 * (and the copy starts at rsp)
+	 */
+	if (rule == STK_RBP_AT_CFA && cfa + off < w->sp)
+		rule = STK_RBP_SAME;
 	if (!peek(w, cfa - 8, &ra, sizeof(ra)))
 		return end(w, STK_STOP_READ_FAULT);
 	if (rule == STK_RBP_AT_CFA && !peek(w, cfa + off, &bp, sizeof(bp)))

@@ -6,7 +6,8 @@
 # handler unwinds through the signal frame into the interrupted code; a stack deeper than the
 # limit is counted as truncated; a deferred walk reads past 16 KiB of stack, and around pages
 # never touched; vfork's return address is taken from rdi; a leaf without CFI or frame pointer
-# is passed through the return address at its stack pointer. With --unwind fp the same chains
+# is passed through the return address at its stack pointer; registers popped by an epilogue
+# are taken from the registers, not from their slots below rsp. With --unwind fp the same chains
 # break (the feature matters).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +71,17 @@ check_eq nofp.nocfi_command.exit 0 $? "$tmp/nocficmd.err"
 folded nocficmd "$tmp/nocficmd.stk" -P
 check_eq nofp.nocfi_command.whole_chain "$n" "$(sum_folded "$tmp/nocficmd.rep" "$nocfi")" \
 	"$tmp/nocficmd.rep"
+
+# A system call in an epilogue, after rbp and rbx were popped and their slots overwritten
+# (wl_epilogue.c, built with frame pointers: wl_middle's CFA is rbp's): the walk takes them from
+# the registers, in BPF (-p) and in stkrec (-- COMMAND). Reading the slots cut every chain.
+epi=$(whole wl_epilogue wl_outer wl_middle epilogue_getppid)
+nofp_count epilogue "$epi" "$tp" "$WL/wl_epilogue"
+rec epicmd -q -o "$tmp/epicmd.stk" "$tp" -- "$WL/wl_epilogue" "$n"
+check_eq nofp.epilogue_command.exit 0 $? "$tmp/epicmd.err"
+folded epicmd "$tmp/epicmd.stk" -P
+check_eq nofp.epilogue_command.whole_chain "$n" "$(sum_folded "$tmp/epicmd.rep" "$epi")" \
+	"$tmp/epicmd.rep"
 
 # Through a signal frame: getppid in the handler, the trampoline, then kill and the chain.
 sig="$(whole wl_signal wl_outer wl_middle kill \
