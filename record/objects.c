@@ -56,6 +56,7 @@ struct rec_object {
 	uint8_t *image;		/* the vdso: a copy of stkrec's own */
 	size_t image_len;
 	bool queued;		/* handed out by rec_procs__hit_objects() */
+	bool table_due;		/* an ELF file whose table is built when first asked for */
 	struct rec_utable *utable;	/* CFI table for the BPF walker, or NULL */
 };
 
@@ -271,16 +272,33 @@ static void pseudo_id(int fd, struct rec_object *obj)
 	obj->map_flags |= CAP_MAP_F_PSEUDO_ID;
 }
 
-/* Build-id (or pseudo id), and the unwind table while the file is open anyway. */
-static void identify(struct rec_objects *os, struct rec_object *obj)
+/*
+ * Build-id (or pseudo id). The unwind table waits until a walker asks for it: cc1's 700,000 rows
+ * took 57-350 ms to build here, and the next process of a batch of notifications, read only
+ * after it, may exit meanwhile (rec_procs__hold).
+ */
+static void identify(struct rec_object *obj)
 {
 	Elf *e = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
 
 	obj->build_id_len = elfobj_build_id(e, obj->build_id);
 	if (!obj->build_id_len)
 		pseudo_id(obj->fd, obj);
-	if (e && elf_kind(e) == ELF_K_ELF)
-		obj->utable = rec_unwind__table(os->unwind, e, obj->build_id, obj->build_id_len);
+	obj->table_due = e && elf_kind(e) == ELF_K_ELF;
+	if (e)
+		elf_end(e);
+}
+
+/* obj's unwind table, if it is still due, from the descriptor held until obj is written. */
+static void build_table(struct rec_objects *os, struct rec_object *obj)
+{
+	Elf *e;
+
+	if (!obj->table_due || obj->fd < 0 || !os->unwind)
+		return;
+	obj->table_due = false;
+	e = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
+	obj->utable = rec_unwind__table(os->unwind, e, obj->build_id, obj->build_id_len);
 	if (e)
 		elf_end(e);
 }
@@ -305,7 +323,7 @@ static struct rec_object *open_object(struct rec_objects *os, uint32_t pid,
 		obj->map_flags |= CAP_MAP_F_NS_PATH;
 	obj->fd = open_mapping(pid, m);
 	if (obj->fd >= 0)
-		identify(os, obj);
+		identify(obj);
 	if (!obj->build_id_len)
 		obj->map_flags |= CAP_MAP_F_NO_BUILD_ID;
 	return obj;
@@ -343,9 +361,12 @@ struct rec_object *rec_objects__get(struct rec_objects *os, uint32_t pid, struct
 	return obj->build_id_len ? obj : NULL;
 }
 
-struct rec_utable *rec_object__utable(const struct rec_object *obj)
+struct rec_utable *rec_object__utable(struct rec_objects *os, struct rec_object *obj)
 {
-	return obj ? obj->utable : NULL;
+	if (!obj)
+		return NULL;
+	build_table(os, obj);
+	return obj->utable;
 }
 
 /*
@@ -367,11 +388,13 @@ bool rec_object__deleted(const struct rec_object *obj)
 	return obj && (obj->map_flags & CAP_MAP_F_DELETED);
 }
 
-bool rec_object__queue(struct rec_object *obj)
+bool rec_object__queue(struct rec_objects *os, struct rec_object *obj)
 {
 	if (obj->queued)
 		return false;
 	note_unlinked(obj);
+	/* the descriptor is closed once obj is written: a walker may still ask for its table */
+	build_table(os, obj);
 	obj->queued = true;
 	return true;
 }

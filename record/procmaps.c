@@ -97,6 +97,7 @@ struct rec_procs {
 	struct rec_procs_stats stats;
 	uint64_t known_ns;	/* the kernel's records up to then are applied (rec_procs__publish) */
 	bool following;		/* every record is applied (rec_procs__follow) */
+	bool held;		/* a batch of notifications is read: publish later (rec_procs__hold) */
 	struct cap_process *out;
 	struct cap_mapping *out_maps;
 	struct rec_object **hits;
@@ -517,7 +518,7 @@ static int give_walker(struct rec_procs *ps, uint32_t pid, const struct pmap *pm
 
 	for (uint32_t i = 0; !err && i < n; i++) {
 		maps[i] = pm[i].m;
-		tables[i] = rec_object__utable(pm[i].obj);
+		tables[i] = rec_object__utable(ps->objects, pm[i].obj);
 	}
 	rd.maps = maps;
 	rd.tables = tables;
@@ -527,6 +528,18 @@ static int give_walker(struct rec_procs *ps, uint32_t pid, const struct pmap *pm
 			  : rec_unwind__proc(ps->unwind, pid, &rd);
 	free(tables);
 	free(maps);
+	return err;
+}
+
+/* e is published when the batch of notifications ends (rec_procs__release), as if changed. */
+static int hold_back(struct rec_procs *ps, struct proc_entry *e)
+{
+	int err = 0;
+
+	if (!e->dirty) {
+		err = list_push(&ps->dirty, e);
+		e->dirty = !err;
+	}
 	return err;
 }
 
@@ -545,6 +558,9 @@ static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t k
 	struct old_image *o = e->nold ? &e->old[e->nold - 1] : NULL;
 	int err = 0;
 
+	/* a walk's miss waits for its answer; others wait for the batch's end (rec_procs__hold) */
+	if (ps->unwind && ps->held && miss == &no_miss)
+		return hold_back(ps, e);
 	e->dirty = false;
 	if (!ps->unwind)
 		return 0;
@@ -577,15 +593,30 @@ static int touch(struct rec_procs *ps, struct proc_entry *e)
 void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns)
 {
 	ps->known_ns = known_ns;
+	if (ps->held)
+		return;	/* rec_procs__release() will */
 	for (uint32_t i = 0; i < ps->dirty.n; i++) {
 		struct proc_entry *e = ps->dirty.v[i];
 
 		if (!e->dirty)
 			continue;	/* published since, by a /proc read */
 		look_up_objects(ps, e);
-		publish_unwind(ps, e, known_ns, &no_miss);
+		/* a /proc read held back by rec_procs__hold() knows its mappings up to its time */
+		publish_unwind(ps, e, known_ns > e->snapshot_ns ? known_ns : e->snapshot_ns,
+			       &no_miss);
 	}
 	ps->dirty.n = 0;
+}
+
+void rec_procs__hold(struct rec_procs *ps)
+{
+	ps->held = true;
+}
+
+void rec_procs__release(struct rec_procs *ps)
+{
+	ps->held = false;
+	rec_procs__publish(ps, ps->known_ns);
 }
 
 /* e has events: its objects are opened and its record written from now on. */
@@ -1298,7 +1329,7 @@ static struct rec_object *object_at(const struct pmap *maps, uint32_t n, uint64_
 
 static int push_hit(struct rec_procs *ps, struct rec_object *obj)
 {
-	if (!obj || !rec_object__queue(obj))
+	if (!obj || !rec_object__queue(ps->objects, obj))
 		return 0;
 	if (rec_grow(&ps->hits, ps->nhits, &ps->hits_cap, sizeof(*ps->hits), 64))
 		return -ENOMEM;

@@ -33,7 +33,9 @@ static void handle_all(struct rec_reader *rd)
 {
 	pthread_mutex_lock(&rd->lock);
 	rec_mmaps__consume(rd->mmaps, rd->procs);
+	rec_procs__hold(rd->procs);
 	rec_probe__poll(rd->probe, 0);
+	rec_procs__release(rd->procs);
 	pthread_mutex_unlock(&rd->lock);
 }
 

@@ -273,7 +273,7 @@ static struct written write_record(const char *path, const char *root, const cha
 	unlink(cap);
 	w = cap_writer__open(cap);
 	/* queued as rec_procs__hit_objects() does: that asks whether the file is deleted */
-	if (!obj || !w || !rec_object__queue(obj) || rec_objects__put(os, &obj, 1, opts, w))
+	if (!obj || !w || !rec_object__queue(os, obj) || rec_objects__put(os, &obj, 1, opts, w))
 		goto out;
 	cap_writer__close(w);
 	w = NULL;
