@@ -531,8 +531,8 @@ static int give_walker(struct rec_procs *ps, uint32_t pid, const struct pmap *pm
 	return err;
 }
 
-/* e is published when the batch of notifications ends (rec_procs__release), as if changed. */
-static int hold_back(struct rec_procs *ps, struct proc_entry *e)
+/* e is given to the walker at the next rec_procs__publish() (a batch's end: rec_procs__release). */
+static int mark_dirty(struct rec_procs *ps, struct proc_entry *e)
 {
 	int err = 0;
 
@@ -560,7 +560,7 @@ static int publish_unwind(struct rec_procs *ps, struct proc_entry *e, uint64_t k
 
 	/* a walk's miss waits for its answer; others wait for the batch's end (rec_procs__hold) */
 	if (ps->unwind && ps->held && miss == &no_miss)
-		return hold_back(ps, e);
+		return mark_dirty(ps, e);
 	e->dirty = false;
 	if (!ps->unwind)
 		return 0;
@@ -583,11 +583,7 @@ static int touch(struct rec_procs *ps, struct proc_entry *e)
 	if (!e->wanted)
 		return 0;
 	err = mark_pending(ps, e);
-	if (!err && !e->dirty) {
-		err = list_push(&ps->dirty, e);
-		e->dirty = !err;
-	}
-	return err;
+	return err ? err : mark_dirty(ps, e);
 }
 
 void rec_procs__publish(struct rec_procs *ps, uint64_t known_ns)

@@ -55,6 +55,18 @@ nofp_count() {
 	done
 }
 
+# command_chain LABEL N WANT_RE SPEC -- COMMAND...: COMMAND runs under stkrec (its first events
+# deferred, walked by stkrec), exits 0, and its N events all have the whole chain.
+command_chain() {
+	local label=$1 want_n=$2 want=$3 spec=$4
+	shift 5
+	rec "$label" -q -o "$tmp/$label.stk" "$spec" -- "$@"
+	check_eq "nofp.$label.exit" 0 $? "$tmp/$label.err"
+	folded "$label" "$tmp/$label.stk" -P
+	check_eq "nofp.$label.whole_chain" "$want_n" "$(sum_folded "$tmp/$label.rep" "$want")" \
+		"$tmp/$label.rep"
+}
+
 nofp_count tracepoint "$(whole wl_syscall wl_outer wl_middle wl_getppid)" "$tp" \
 	"$NOFP/wl_syscall"
 nofp_count uprobe "$(whole wl_uprobe wl_outer wl_middle wl_target)" \
@@ -66,39 +78,24 @@ nofp_count usdt "$(whole wl_usdt wl_outer wl_middle wl_tick)" "u:$NOFP/wl_usdt:t
 # are deferred).
 nocfi=$(whole wl_nocfi wl_outer wl_middle nocfi_getppid)
 nofp_count nocfi "$nocfi" "$tp" "$NOFP/wl_nocfi"
-rec nocficmd -q -o "$tmp/nocficmd.stk" "$tp" -- "$NOFP/wl_nocfi" "$n"
-check_eq nofp.nocfi_command.exit 0 $? "$tmp/nocficmd.err"
-folded nocficmd "$tmp/nocficmd.stk" -P
-check_eq nofp.nocfi_command.whole_chain "$n" "$(sum_folded "$tmp/nocficmd.rep" "$nocfi")" \
-	"$tmp/nocficmd.rep"
+command_chain nocfi_command "$n" "$nocfi" "$tp" -- "$NOFP/wl_nocfi" "$n"
 
 # A system call in an epilogue, after rbp and rbx were popped and their slots overwritten
 # (wl_epilogue.c, built with frame pointers: wl_middle's CFA is rbp's): the walk takes them from
 # the registers, in BPF (-p) and in stkrec (-- COMMAND). Reading the slots cut every chain.
 epi=$(whole wl_epilogue wl_outer wl_middle epilogue_getppid)
 nofp_count epilogue "$epi" "$tp" "$WL/wl_epilogue"
-rec epicmd -q -o "$tmp/epicmd.stk" "$tp" -- "$WL/wl_epilogue" "$n"
-check_eq nofp.epilogue_command.exit 0 $? "$tmp/epicmd.err"
-folded epicmd "$tmp/epicmd.stk" -P
-check_eq nofp.epilogue_command.whole_chain "$n" "$(sum_folded "$tmp/epicmd.rep" "$epi")" \
-	"$tmp/epicmd.rep"
+command_chain epilogue_command "$n" "$epi" "$tp" -- "$WL/wl_epilogue" "$n"
 
 # Through a signal frame: getppid in the handler, the trampoline, then kill and the chain.
 sig="$(whole wl_signal wl_outer wl_middle kill \
 	'(__restore_rt|\[unknown\])' wl_handler wl_getppid)"
-rec sig -q -o "$tmp/sig.stk" "$tp" -- "$NOFP/wl_signal" "$n"
-check_eq nofp.signal.exit 0 $? "$tmp/sig.err"
-folded sig "$tmp/sig.stk" -P
-check_eq nofp.signal.whole_chain "$n" "$(sum_folded "$tmp/sig.rep" "$sig")" "$tmp/sig.rep"
+command_chain signal "$n" "$sig" "$tp" -- "$NOFP/wl_signal" "$n"
 
 # -- COMMAND: the first events come before stkrec has read the process; BPF defers them and
 # stkrec walks them itself. Still all N whole.
-rec cmd -q -o "$tmp/cmd.stk" "$tp" -- "$NOFP/wl_syscall" "$n"
-check_eq nofp.command.exit 0 $? "$tmp/cmd.err"
-folded cmd "$tmp/cmd.stk" -P
-check_eq nofp.command.whole_chain "$n" \
-	"$(sum_folded "$tmp/cmd.rep" "$(whole wl_syscall wl_outer wl_middle wl_getppid)")" \
-	"$tmp/cmd.rep"
+command_chain command "$n" "$(whole wl_syscall wl_outer wl_middle wl_getppid)" "$tp" -- \
+	"$NOFP/wl_syscall" "$n"
 
 # -- COMMAND 118 levels deep at 144 bytes a level: the deferred events' walks read past 16 KiB
 # of stack (STK_DEFER_STACK is 32 KiB; it was perf's 8 KiB, then 16, and gcc's cc1 went past
@@ -107,30 +104,18 @@ check_eq nofp.command.whole_chain "$n" \
 # 20-45 runs on a busy host at 12 KiB (those events keep their leaf only; the burst is not what
 # this checks).
 levels=$(printf 'wl_recurse_wide;%.0s' $(seq 118))
-rec cmddeep -q -o "$tmp/cmddeep.stk" "$tp" -- "$NOFP/wl_deep" 500 118 1 1
-check_eq nofp.command_deep.exit 0 $? "$tmp/cmddeep.err"
-folded cmddeep "$tmp/cmddeep.stk" -P
-check_eq nofp.command_deep.whole_chain 500 \
-	"$(sum_folded "$tmp/cmddeep.rep" "$(whole wl_deep "${levels}wl_deep_getppid")")" \
-	"$tmp/cmddeep.rep"
+command_chain command_deep 500 "$(whole wl_deep "${levels}wl_deep_getppid")" "$tp" -- \
+	"$NOFP/wl_deep" 500 118 1 1
 
 # -- COMMAND through a 24 KiB frame whose upper pages were never touched (wl_hole.c): a deferred
 # event's copy has holes where they are, and the walk reads the words it needs around them.
-rec hole -q -o "$tmp/hole.stk" "$tp" -- "$NOFP/wl_hole" 500
-check_eq nofp.hole.exit 0 $? "$tmp/hole.err"
-folded hole "$tmp/hole.stk" -P
-check_eq nofp.hole.whole_chain 500 \
-	"$(sum_folded "$tmp/hole.rep" "$(whole wl_hole wl_outer wl_middle wl_getppid)")" \
-	"$tmp/hole.rep"
+command_chain hole 500 "$(whole wl_hole wl_outer wl_middle wl_getppid)" "$tp" -- \
+	"$NOFP/wl_hole" 500
 
 # glibc's vfork keeps its return address in rdi across the system call (CFI: ra in rdi): the
 # walk takes it from the event's registers, in BPF and in stkrec (the first events, deferred).
-rec vfork -q -o "$tmp/vfork.stk" t:syscalls:sys_exit_vfork -- "$WL/wl_vfork" "$n"
-check_eq nofp.vfork.exit 0 $? "$tmp/vfork.err"
-folded vfork "$tmp/vfork.stk" -P
-check_eq nofp.vfork.whole_chain "$n" \
-	"$(sum_folded "$tmp/vfork.rep" "$(whole wl_vfork vf_outer vf_middle '(__)?vfork')")" \
-	"$tmp/vfork.rep"
+command_chain vfork "$n" "$(whole wl_vfork vf_outer vf_middle '(__)?vfork')" \
+	t:syscalls:sys_exit_vfork -- "$WL/wl_vfork" "$n"
 
 # 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf (at least 40 samples
 # of the ~300 nominal: a host whose hypervisor steals CPU gave the burner 56 once).

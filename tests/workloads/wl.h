@@ -38,6 +38,10 @@ struct wl_opts {
 	struct timespec t0;
 };
 
+/* A macro's value as a string, for inline assembly (SYS_getppid). */
+#define WL_STR_(x) #x
+#define WL_STR(x) WL_STR_(x)
+
 static volatile sig_atomic_t wl_go;
 
 static void wl_on_usr1(int sig)

@@ -10,9 +10,6 @@
  */
 #include "wl.h"
 
-#define WL_STR_(x) #x
-#define WL_STR(x) WL_STR_(x)
-
 long epilogue_getppid(void);
 
 __asm__(".text\n"

@@ -8,9 +8,6 @@
  */
 #include "wl.h"
 
-#define WL_STR_(x) #x
-#define WL_STR(x) WL_STR_(x)
-
 long nocfi_getppid(void);
 
 /* No .cfi_startproc: the assembler writes no FDE for it. rbp is kept in r8 meanwhile. */
