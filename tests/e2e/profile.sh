@@ -48,8 +48,13 @@ check_true profile.system.sampling_line \
 	grep -q '^Sampling at 49 Hertz of all threads by user + kernel stack' "$tmp/ps.err"
 kill "$burner" 2>/dev/null
 folded ps "$tmp/ps.stk"
-check_true profile.system.burner_chain "the burner's chain in a system-wide profile" \
-	test "$(sum_folded "$tmp/ps.rep" "^wl_burner;.*$burn_chain")" -ge 50 || show "$tmp/ps.rep"
+# Of the 98 nominal burner samples, at least 40 (a fresh-clone run on a host whose hypervisor
+# stole CPU took 48), and at least 95% of them with the chain.
+all=$(sum_folded "$tmp/ps.rep" '^wl_burner;')
+in=$(sum_folded "$tmp/ps.rep" "^wl_burner;.*$burn_chain")
+check_true profile.system.burner_chain \
+	"the burner's chain in >= 40 samples and >= 95% of its $all, got $in" \
+	test "$in" -ge 40 -a $((in * 100)) -ge $((all * 95)) || show "$tmp/ps.rep"
 report psd "$tmp/ps.stk" -q
 check_true profile.system.layout "a line '    -                wl_burner ($burner)' in the default output" \
 	grep -qxF "    -                wl_burner ($burner)" "$tmp/psd.rep" || show "$tmp/psd.rep"
