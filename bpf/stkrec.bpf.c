@@ -202,7 +202,7 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
  * (a per-CPU value may have 32), far over the 512-byte BPF stack. Uprobe programs run
  * preemptible and a perf-event sample can interrupt a program on its CPU, so one slot per CPU
  * is not enough: `nesting` hands out slots by depth of nesting. A deferred event is built in its
- * own slot of the same depth and CPU (defer_slots): with its 32 KiB of stack it does not fit
+ * own slot of the same depth and CPU (defer_slots): with its 64 KiB of stack it does not fit
  * beside the rest, nor in a per-CPU value.
  */
 
@@ -484,26 +484,28 @@ static __always_inline bool walk_waits(const struct scratch *sc)
 }
 
 /*
- * How many bytes above sp a deferred event copies: 32 KiB (16 on other threads), but on the
+ * How many bytes above sp a deferred event copies: 64 KiB (16 on other threads), but on the
  * main thread no further than the stack's start (mm->start_stack, where argc sits: every frame
  * is below it). A short-lived process's first events, deferred in a burst
  * before stkrec has read it, are mostly shallow: small records let the ring hold several times
- * as many of them.
+ * as many of them. *capped: the copy stops at its size limit, not at the stack's start.
  */
-static __always_inline __u32 defer_stack_bytes(__u64 sp)
+static __always_inline __u32 defer_stack_bytes(__u64 sp, bool *capped)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 
+	*capped = false;
 	if (top > sp && top - sp < STK_DEFER_STACK)
 		return top - sp + 8;	/* and the word at the start: the walk may read it */
+	*capped = true;
 	/*
 	 * Another thread's stack has no bound known here, so each of its copies is whole: at 32
 	 * KiB a burst of a 2-thread program's first events overflowed the 16 MiB ring
 	 * (debugsyms.sh). Deep main threads (cc1) are what needs more than 16 KiB.
 	 */
 	if ((__u32)bpf_get_current_pid_tgid() != bpf_get_current_pid_tgid() >> 32)
-		return STK_DEFER_STACK / 2;
+		return STK_DEFER_THREAD_STACK;
 	return STK_DEFER_STACK;
 }
 
@@ -517,8 +519,10 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 {
 	__u32 cpu = bpf_get_smp_processor_id(), slot = cpu * STK_NEST_MAX + sc->level;
 	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &slot);
-	__u32 want = defer_stack_bytes(r->sp), skew = r->sp & (STK_DEFER_PIECE - 1);
-	__u32 len = 0, span, holes = 0;
+	bool capped;
+	__u32 want = defer_stack_bytes(r->sp, &capped), skew = r->sp & (STK_DEFER_PIECE - 1);
+	__u32 len = 0, span;
+	__u64 holes = 0;
 
 	if (!d)
 		return false;
@@ -551,16 +555,17 @@ static __always_inline bool defer_event(struct scratch *sc, const struct stk_key
 		if (at > STK_DEFER_STACK - STK_DEFER_PIECE)
 			break;
 		if (bpf_probe_read_user(d->stack + at, STK_DEFER_PIECE, (void *)(r->sp + at)))
-			holes |= 1u << i;
+			holes |= 1ull << i;
 		else
 			len = at + STK_DEFER_PIECE;
 		span = at + STK_DEFER_PIECE;
 	}
 	d->len = len;
 	d->holes = holes;
+	d->limit = capped ? span : 0;
 	/*
 	 * For the verifier: len read back as a number it does not know. As the loop leaves it, it
-	 * is one of 32 ranges, each checked through the rest of the function on its own path
+	 * is one of 64 ranges, each checked through the rest of the function on its own path
 	 * (1,100 of on_sample's 14,000 processed instructions); read back, the paths meet. A load.
 	 */
 	len = *(volatile __u32 *)&d->len;

@@ -437,14 +437,16 @@ static uint32_t room_for(uint64_t need, uint32_t lo, uint32_t hi)
 
 /*
  * The ring of deferred walks (docs/bpf.md 7) is created whole, 16 MiB: some 500 events of 32 KiB
- * (most are far shorter), for bursts of a probe that fires as fast as a program can call it. A
- * profile's events come at most Hz x CPUs a second, and stkrec takes them out of the ring as they
- * come: an eighth of a second of them all deferred at 32 KiB, from 1 MiB up. At 999 Hz on 2 CPUs
- * that is 8 MiB; with copies of 16 KiB the most it held there was 1.5 MiB, at the start of a
- * system-wide profile of two CPU burners and two compile loops (every process's first events
- * deferred). 16 MiB took 3-4 ms to create, a twentieth of a short recording's CPU.
+ * (most are far shorter, few reach STK_DEFER_STACK), for bursts of a probe that fires as fast as
+ * a program can call it. A profile's events come at most Hz x CPUs a second, and stkrec takes
+ * them out of the ring as they come: an eighth of a second of them all deferred at 32 KiB, from
+ * 1 MiB up. At 999 Hz on 2 CPUs that is 8 MiB; with copies of 16 KiB the most it held there was
+ * 1.5 MiB, at the start of a system-wide profile of two CPU burners and two compile loops (every
+ * process's first events deferred). 16 MiB took 3-4 ms to create, a twentieth of a short
+ * recording's CPU.
  */
 #define DEFER_RING_MAX (16u << 20)
+#define DEFER_RING_EVENT (32u << 10)
 
 /*
  * The BPF maps' sizes, unless given: bcc's defaults (16384 stacks, 40960 counts), but for a
@@ -466,7 +468,7 @@ static void size_storage(struct rec_opts *o)
 		o->stack_storage_size = profile ? room_for(2 * samples, 1024, 16384) : 16384;
 	if (!o->hash_storage_size)
 		o->hash_storage_size = profile ? room_for(samples, 1024, 40960) : 40960;
-	o->defer_ring_bytes = profile ? room_for(per_sec * STK_DEFER_STACK / 8, 1u << 20,
+	o->defer_ring_bytes = profile ? room_for(per_sec * DEFER_RING_EVENT / 8, 1u << 20,
 						 DEFER_RING_MAX) : DEFER_RING_MAX;
 }
 

@@ -462,6 +462,8 @@ static int stop_loss(unsigned int stop)
 		return CAP_LOSS_USTACK_BAD_FRAME;
 	case STK_STOP_TABLE_LIMIT:
 		return CAP_LOSS_USTACK_TABLE_LIMIT;
+	case STK_STOP_COPY_END:
+		return CAP_LOSS_USTACK_COPY_END;
 	}
 	return -1;
 }

@@ -576,26 +576,30 @@ struct uwalk_user {
 	uint32_t stop;
 };
 
-static bool peek(const struct uwalk_user *w, uint64_t addr, void *out, size_t n)
-{
-	const struct stk_deferred *d = w->d;
-	uint64_t off = addr - d->sp, skew = d->sp & (STK_DEFER_PIECE - 1);
-
-	if (addr < d->sp || off > d->len || d->len - off < n || !n)
-		return false;
-	/* a piece BPF could not read (struct stk_deferred holes) */
-	for (uint64_t p = (off + skew) / STK_DEFER_PIECE;
-	     p <= (off + n - 1 + skew) / STK_DEFER_PIECE && p < 32; p++)
-		if (d->holes & (1u << p))
-			return false;
-	memcpy(out, d->stack + off, n);
-	return true;
-}
-
 static bool end(struct uwalk_user *w, uint32_t stop)
 {
 	w->stop = stop;
 	return false;
+}
+
+/* n bytes of stack at addr from the copy; false (the walk ended) where BPF did not copy them */
+static bool peek(struct uwalk_user *w, uint64_t addr, void *out, size_t n)
+{
+	const struct stk_deferred *d = w->d;
+	uint64_t off = addr - d->sp, skew = d->sp & (STK_DEFER_PIECE - 1);
+
+	/* past a copy cut at its size: the stack is deeper than BPF copies (STK_DEFER_STACK) */
+	if (addr >= d->sp && d->limit && off + n > d->limit && n)
+		return end(w, STK_STOP_COPY_END);
+	if (addr < d->sp || off > d->len || d->len - off < n || !n)
+		return end(w, STK_STOP_READ_FAULT);
+	/* a piece BPF could not read (struct stk_deferred holes) */
+	for (uint64_t p = (off + skew) / STK_DEFER_PIECE;
+	     p <= (off + n - 1 + skew) / STK_DEFER_PIECE && p < 64; p++)
+		if (d->holes & (1ull << p))
+			return end(w, STK_STOP_READ_FAULT);
+	memcpy(out, d->stack + off, n);
+	return true;
 }
 
 static bool step_to(struct uwalk_user *w, uint64_t pc, uint64_t sp, uint64_t bp)
@@ -617,7 +621,7 @@ static bool leaf_guess(struct uwalk_user *w)
 	if (w->last != w->first || !w->exact)
 		return end(w, STK_STOP_BAD_FRAME);
 	if (!peek(w, w->sp, &ra, sizeof(ra)))
-		return end(w, STK_STOP_READ_FAULT);
+		return false;
 	w->guessed = true;
 	return step_to(w, ra, w->sp + 8, w->bp);
 }
@@ -633,7 +637,7 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 	if (w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);
 	if (!peek(w, w->bp, rec, sizeof(rec)))
-		return end(w, STK_STOP_READ_FAULT);
+		return false;
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
 }
@@ -666,11 +670,11 @@ static bool cfa_step(struct uwalk_user *w, const struct stk_urow *row, uint64_t 
 	if (rule == STK_RBP_AT_CFA && cfa + off < w->sp)
 		rule = STK_RBP_SAME;
 	if (!peek(w, cfa - 8, &ra, sizeof(ra)))
-		return end(w, STK_STOP_READ_FAULT);
+		return false;
 	if (rule == STK_RBP_AT_CFA && !peek(w, cfa + off, &bp, sizeof(bp)))
-		return end(w, STK_STOP_READ_FAULT);
+		return false;
 	if (rule == STK_RBP_AT_RBP && !peek(w, w->bp + off, &bp, sizeof(bp)))
-		return end(w, STK_STOP_READ_FAULT);
+		return false;
 	return step_to(w, ra, cfa, bp);
 }
 
@@ -694,7 +698,7 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		*w->last = w->pc + 1;
 		/* rbp, rbx, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
 		if (!peek(w, w->sp + 120, regs, sizeof(regs)))
-			return end(w, STK_STOP_READ_FAULT);
+			return false;
 		if (!step_to(w, regs[6], regs[5], regs[0]))
 			return false;
 		w->bx = regs[1];
@@ -704,14 +708,14 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		return true;
 	case STK_CFA_RBP_DEREF:
 		if (!peek(w, w->bp + (int16_t)row->cfa_off, &cfa, sizeof(cfa)))
-			return end(w, STK_STOP_READ_FAULT);
+			return false;
 		return cfa_step(w, row, cfa);
 	case STK_CFA_RBX:
 		if (w->bx_lost)
 			break;
 		cfa = w->bx;
 		if (w->bx_at && !peek(w, w->bx_at, &cfa, sizeof(cfa)))
-			return end(w, STK_STOP_READ_FAULT);
+			return false;
 		return cfa_step(w, row, cfa + row->cfa_off);
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);

@@ -76,6 +76,7 @@ enum stk_stop {
 	STK_STOP_READ_FAULT,		/* the user stack could not be read (not present) */
 	STK_STOP_BAD_FRAME,		/* a frame that does not move up the stack */
 	STK_STOP_TABLE_LIMIT,		/* --unwind-memory was full: the object has no table */
+	STK_STOP_COPY_END,		/* a deferred walk reached the end of its stack copy */
 	STK_STOP__COUNT
 };
 
@@ -265,11 +266,13 @@ struct stk_uproc {
  * with the same tables once it has read the process (record/unwind.c), then counts it.
  */
 /*
- * Bytes of user stack copied, from sp up. perf's default is 8 KiB, but gcc's cc1 and bash
- * recurse past it at their start, where events are deferred, and cc1's frames of 4-8 KiB took
- * a system-wide profile's deferred walks past 16 KiB (bench/run compile).
+ * Bytes of user stack copied, from sp up: perf's largest (its default is 8 KiB). gcc's cc1 and
+ * bash recurse past 8 KiB at their start, where events are deferred, and cc1's frames of 4-8
+ * KiB take it past 32 KiB in 0.7% of its samples, past 64 KiB in 0.09% (two compile loops).
  */
-#define STK_DEFER_STACK 32768
+#define STK_DEFER_STACK 65536
+/* A thread other than the main one, whose stack has no bound BPF knows (defer_stack_bytes()) */
+#define STK_DEFER_THREAD_STACK 16384
 /* The copy's pieces (struct stk_deferred holes): each ends on a multiple of this in the address. */
 #define STK_DEFER_PIECE 1024
 
@@ -287,12 +290,17 @@ struct stk_deferred {
 	__u32 entry;		/* the leaf is a function's first instruction (uprobe) */
 	__u32 cpu;		/* --snoop: the event's CPU (its time is ts_ns) */
 	/*
+	 * Bytes from sp the copy spans, holes included, when it stopped at its size limit rather
+	 * than at the stack's start: a walk that reads past them is cut by the copy (0: it was not).
+	 */
+	__u32 limit;
+	__u32 pad;
+	/*
 	 * Bit i: piece i was not read (not present): stack holds sp's bytes up to the next
 	 * STK_DEFER_PIECE boundary of the address (piece 0), then STK_DEFER_PIECE bytes a piece;
-	 * len ends after the last piece read. 32 pieces at most.
+	 * len ends after the last piece read. 64 pieces at most.
 	 */
-	__u32 holes;
-	__u32 pad;
+	__u64 holes;
 	__u8 stack[STK_DEFER_STACK];
 };
 

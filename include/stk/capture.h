@@ -232,6 +232,7 @@ enum cap_loss {
 	CAP_LOSS_USTACK_TABLE_LIMIT = 16,	/* the object's table did not fit --unwind-memory */
 	CAP_LOSS_DRAIN_RACE = 17,	/* counted into a generation while it was drained */
 	CAP_LOSS_NESTED = 18,		/* programs nested too deep on a CPU: event not counted */
+	CAP_LOSS_USTACK_COPY_END = 19,	/* deeper than a deferred event's stack copy */
 	CAP_LOSS__COUNT
 };
 

@@ -5,7 +5,7 @@
 # from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
 # handler unwinds through the signal frame into the interrupted code; a stack deeper than the
 # limit is counted as truncated; a deferred walk reads past 16 KiB of stack, and around pages
-# never touched; vfork's return address is taken from rdi; a leaf without CFI or frame pointer
+# never touched, and one deeper than its 64 KiB copy is counted as cut by it; vfork's return address is taken from rdi; a leaf without CFI or frame pointer
 # is passed through the return address at its stack pointer; registers popped by an epilogue
 # are taken from the registers, not from their slots below rsp. With --unwind fp the same chains
 # break (the feature matters).
@@ -98,14 +98,32 @@ command_chain command "$n" "$(whole wl_syscall wl_outer wl_middle wl_getppid)" "
 	"$NOFP/wl_syscall" "$n"
 
 # -- COMMAND 118 levels deep at 144 bytes a level: the deferred events' walks read past 16 KiB
-# of stack (STK_DEFER_STACK is 32 KiB; it was perf's 8 KiB, then 16, and gcc's cc1 went past
-# both). Still all whole. 500 events, not N: each deferred one is 17 KiB, the 16 MiB ring holds
+# of stack (STK_DEFER_STACK is 64 KiB; it was perf's 8 KiB, then 16 and 32, and gcc's cc1 went
+# past each). Still all whole. 500 events, not N: each deferred one is 17 KiB, the 16 MiB ring holds
 # some 950, and 2,000 fired in the 10 ms before libc's table reaches BPF overflowed it once in
 # 20-45 runs on a busy host at 12 KiB (those events keep their leaf only; the burst is not what
 # this checks).
 levels=$(printf 'wl_recurse_wide;%.0s' $(seq 118))
 command_chain command_deep 500 "$(whole wl_deep "${levels}wl_deep_getppid")" "$tp" -- \
 	"$NOFP/wl_deep" 500 118 1 1
+
+# -- COMMAND 80 levels deep at 1040 bytes a level, past the 64 KiB a deferred event copies: the
+# events BPF walks (once stkrec has read the process) are whole; the deferred ones (39-152 of
+# 500 in 9 runs) keep the 62-63 levels that fit and are counted as cut by the copy, not as
+# stack memory not readable. Every event is one or the other.
+rec huge -q -o "$tmp/huge.stk" "$tp" -- "$NOFP/wl_deep" 500 80 1 2
+check_eq nofp.copy_end.exit 0 $? "$tmp/huge.err"
+report huge "$tmp/huge.stk" -f -P
+levels=$(printf 'wl_recurse_huge;%.0s' $(seq 80))
+huge_whole=$(sum_folded "$tmp/huge.rep" "$(whole wl_deep "${levels}wl_deep_getppid")")
+levels=$(printf 'wl_recurse_huge;%.0s' $(seq 62))	# mawk has no {62,63}
+huge_cut=$(sum_folded "$tmp/huge.rep" "^wl_deep;${levels}(wl_recurse_huge;)?wl_deep_getppid;")
+huge_lost=$(sed -n 's/^# lost: \([0-9]*\) user stacks cut: deeper than the 64 KiB copied$/\1/p' \
+	"$tmp/huge.rerr")
+check_eq nofp.copy_end.all 500 $((huge_whole + huge_cut)) "$tmp/huge.rep"
+check_true nofp.copy_end.deferred "some events deferred and cut by the copy, got ${huge_cut}" \
+	test "$huge_cut" -ge 1
+check_eq nofp.copy_end.named "$huge_cut" "${huge_lost:-none}" "$tmp/huge.rerr"
 
 # -- COMMAND through a 24 KiB frame whose upper pages were never touched (wl_hole.c): a deferred
 # event's copy has holes where they are, and the walk reads the words it needs around them.

@@ -5,7 +5,8 @@
  * kernel.perf_event_max_stack (127 by default) every user stack is cut at the depth limit; with
  * SPREAD > 1 the events fall on SPREAD distinct stacks (tests/e2e/losses.sh). WIDE 1 recurses in
  * wl_recurse_wide instead, whose frames take 144 bytes each: 118 levels run past 16 KiB of
- * stack (tests/e2e/nofp.sh, deferred walks). PAUSE_US: sleep that long after each event, for a
+ * stack; WIDE 2 in wl_recurse_huge, 1040 bytes a level: 80 levels run past the 64 KiB a
+ * deferred event copies (tests/e2e/nofp.sh, deferred walks). PAUSE_US: sleep that long after each event, for a
  * rate of new stacks that drains can keep up with (tests/e2e/losses.sh, early drains).
  */
 #include <stdio.h>
@@ -42,6 +43,18 @@ __attribute__((noinline)) void wl_recurse_wide(unsigned long depth)
 	pad[1] = pad[0];	/* not a tail call: every level keeps its frame */
 }
 
+__attribute__((noinline)) void wl_recurse_huge(unsigned long depth)
+{
+	volatile char pad[1024];
+
+	pad[0] = (char)depth;
+	if (depth > 1)
+		wl_recurse_huge(depth - 1);
+	else
+		wl_deep_getppid();
+	pad[1] = pad[0];
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n, depth, spread = 1, pause_us = 0;
@@ -57,7 +70,7 @@ int main(int argc, char **argv)
 	if (argc >= 4)
 		spread = strtoul(argv[3], NULL, 0);
 	if (argc >= 5 && strtoul(argv[4], NULL, 0))
-		recurse = wl_recurse_wide;
+		recurse = strtoul(argv[4], NULL, 0) == 2 ? wl_recurse_huge : wl_recurse_wide;
 	if (argc == 6)
 		pause_us = strtoul(argv[5], NULL, 0);
 	pause.tv_sec = pause_us / 1000000;
