@@ -86,7 +86,7 @@ WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(filter-out tests/workloads/wl_dlib.c \
 	$(wildcard tests/workloads/*.c))) $(DLIB)
 DLIB = $(OUTPUT)/tests/workloads/libwl_dlib.so
 # The same programs as production code is built: optimized, no frame pointer anywhere (nofp.sh).
-NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole
+NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole wl_init
 NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
 # Lazy binding through ld.so's trampolines (lazy.sh): a program and the library it calls.
 LAZY = $(OUTPUT)/tests/workloads/nofp/wl_lazy $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so

@@ -598,6 +598,9 @@ struct fde {
 	uint32_t src;
 	uint32_t seq;		/* discovery order: the last key of the sort */
 	uint64_t cie_off;	/* before resolve_fdes(): the CIE pointer, as an offset */
+	/* _init or _fini (add_crt_fde()): CFA = rsp + 16 in [lo + sub_end, lo + add_end) */
+	bool crt;
+	uint32_t sub_end, add_end;
 };
 
 /* One run of instructions: a CIE's initial ones (t NULL), or an FDE's. */
@@ -883,9 +886,14 @@ struct src {
 	bool eh;		/* .eh_frame rules: CIE id 0, relative CIE pointers */
 };
 
+/* The source number of _init's and _fini's rules: after .eh_frame's and .debug_frame's */
+#define SRC_CRT 2
+
 struct builder {
 	struct src src[2];
 	uint32_t nsrc;
+	struct cur crt[2];	/* .init and .fini: the code, for add_crt_fde() */
+	uint32_t ncrt;
 	struct cie *cies;	/* sorted by (src, off): appended in reading order */
 	uint32_t ncies, cies_cap;
 	struct fde *fdes;
@@ -906,6 +914,14 @@ static void add_src(struct builder *b, const void *data, size_t size, uint64_t v
 	s->data = (struct cur){ .p = data, .end = (const uint8_t *)data + size, .start = data,
 				.vaddr = vaddr };
 	s->eh = eh;
+}
+
+static void add_crt(struct builder *b, const Elf_Data *d, uint64_t vaddr)
+{
+	if (d && d->d_buf)
+		b->crt[b->ncrt++] = (struct cur){ .p = d->d_buf, .start = d->d_buf,
+						  .end = (const uint8_t *)d->d_buf + d->d_size,
+						  .vaddr = vaddr };
 }
 
 /*
@@ -936,6 +952,9 @@ static bool find_sections(Elf *e, struct builder *b)
 			eh_addr = sh.sh_addr;
 		} else if (!dbg && !strcmp(name, ".debug_frame")) {
 			dbg = elf_getdata(scn, NULL);
+		} else if ((!strcmp(name, ".init") || !strcmp(name, ".fini")) && b->ncrt < 2 &&
+			   (sh.sh_flags & SHF_EXECINSTR)) {
+			add_crt(b, elf_getdata(scn, NULL), sh.sh_addr);
 		}
 	}
 	if (eh) {
@@ -1195,6 +1214,38 @@ static int index_src(struct builder *b, uint32_t si)
 	return err < 0 ? err : 0;
 }
 
+/*
+ * glibc's crti.o and crtn.o give _init and _fini (.init, .fini) no CFI: [endbr64] sub $8,%rsp,
+ * the body (calls), then add $8,%rsp; ret. A sample in a program's or a library's _init took
+ * the leaf guess, whose return address at rsp is wrong after the sub (cc1 and as, 1-2 stacks a
+ * minute of compile loops), and a frame above it had no rule. For that exact shape the rules
+ * are known: an entry of its own (SRC_CRT, sorted after any real FDE at the same address, so
+ * CFI where there is some wins). A section of any other shape gets none.
+ */
+static int add_crt_fde(struct builder *b, const struct cur *code)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t sub8[] = { 0x48, 0x83, 0xec, 0x08 };
+	static const uint8_t add8_ret[] = { 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	size_t n = (size_t)(code->end - code->p), at;
+	struct fde *f;
+	int err;
+
+	at = n >= sizeof(endbr64) && !memcmp(code->p, endbr64, sizeof(endbr64)) ? sizeof(endbr64) : 0;
+	if (n < at + sizeof(sub8) + sizeof(add8_ret) || memcmp(code->p + at, sub8, sizeof(sub8)) ||
+	    memcmp(code->end - sizeof(add8_ret), add8_ret, sizeof(add8_ret)))
+		return 0;
+	err = reserve((void **)&b->fdes, &b->fdes_cap, b->nfdes, sizeof(*f));
+	if (err)
+		return err;
+	f = &b->fdes[b->nfdes];
+	*f = (struct fde){ .lo = code->vaddr, .hi = code->vaddr + n, .src = SRC_CRT,
+			   .seq = b->nfdes, .crt = true, .sub_end = (uint32_t)(at + sizeof(sub8)),
+			   .add_end = (uint32_t)(n - 1) };
+	b->nfdes++;
+	return 0;
+}
+
 /* ---- FDE ranges, the order, the rows ----------------------------------------------------- */
 
 static int cmp_cie_key(const void *key, const void *elem)
@@ -1230,6 +1281,8 @@ static int resolve_fde(struct builder *b, struct fde *f)
 	struct cur c = f->insns;
 	uint64_t range;
 
+	if (f->crt)
+		return in_xseg(b, f->lo, &f->hi);
 	cie = b->ncies ? bsearch(&key, b->cies, b->ncies, sizeof(*cie), cmp_cie_key) : NULL;
 	if (!cie || !cie->ok)
 		return -EBADMSG;
@@ -1283,6 +1336,23 @@ static int resolve_fdes(struct builder *b)
 }
 
 /* Rows of FDE f from lo (its start, or later when clipped). -EBADMSG leaves the table as it was. */
+/* An _init's or _fini's rows (add_crt_fde()) from lo: CFA = rsp + 8, + 16 after the sub, + 8 */
+static int run_crt(struct builder *b, const struct fde *f, uint64_t lo)
+{
+	const uint64_t from[3] = { f->lo, f->lo + f->sub_end, f->lo + f->add_end }, to[3] = {
+		from[1], from[2], f->hi };
+	int err = 0;
+
+	for (int i = 0; !err && i < 3; i++) {
+		struct stk_urow r = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME, STK_RBX_SAME),
+				      .cfa_off = i == 1 ? 16 : 8 };
+
+		if (to[i] > lo)
+			err = table_put(&b->t, from[i] > lo ? from[i] : lo, r);
+	}
+	return err;
+}
+
 static int run_fde(struct builder *b, const struct fde *f, uint64_t lo)
 {
 	const struct cie *cie = &b->cies[f->cie];
@@ -1319,7 +1389,7 @@ static int put_fde(struct builder *b, const struct fde *f, uint64_t *end, bool *
 	if (*any && *end < lo)
 		err = table_put(&b->t, *end, gap_row);
 	if (!err)
-		err = run_fde(b, f, lo);
+		err = f->crt ? run_crt(b, f, lo) : run_fde(b, f, lo);
 	if (err == -EBADMSG) {
 		b->nbad++;
 		return 0;
@@ -1398,6 +1468,8 @@ int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out)
 	find_xsegs(e, b);
 	for (uint32_t i = 0; !err && i < b->nsrc; i++)
 		err = index_src(b, i);
+	for (uint32_t i = 0; !err && b->nfdes && i < b->ncrt; i++)
+		err = add_crt_fde(b, &b->crt[i]);
 	if (!err && !b->nfdes)
 		err = b->nbad ? -EBADMSG : -ENOENT;
 	if (!err)

@@ -5,16 +5,17 @@
 # from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
 # handler unwinds through the signal frame into the interrupted code; a stack deeper than the
 # limit is counted as truncated; a deferred walk reads past 16 KiB of stack, and around pages
-# never touched, and one deeper than its 64 KiB copy is counted as cut by it; vfork's return address is taken from rdi; a leaf without CFI or frame pointer
-# is passed through the return address at its stack pointer; registers popped by an epilogue
-# are taken from the registers, not from their slots below rsp. With --unwind fp the same chains
-# break (the feature matters).
+# never touched, and one deeper than its 64 KiB copy is counted as cut by it; vfork's return
+# address is taken from rdi; a leaf without CFI or frame pointer is passed through the return
+# address at its stack pointer, and _init through rules of its own; registers popped by an
+# epilogue are taken from the registers, not from their slots below rsp. With --unwind fp the
+# same chains break (the feature matters).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
 
 NOFP=$WL/nofp
-for b in wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole; do
+for b in wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole wl_init; do
 	[ -x "$NOFP/$b" ] || { not_ok nofp.sh "$NOFP/$b is not built (make workloads)"; exit 1; }
 done
 n=2000
@@ -79,6 +80,15 @@ nofp_count usdt "$(whole wl_usdt wl_outer wl_middle wl_tick)" "u:$NOFP/wl_usdt:t
 nocfi=$(whole wl_nocfi wl_outer wl_middle nocfi_getppid)
 nofp_count nocfi "$nocfi" "$tp" "$NOFP/wl_nocfi"
 command_chain nocfi_command "$n" "$nocfi" "$tp" -- "$NOFP/wl_nocfi" "$n"
+
+# _init (glibc's crti.o and crtn.o: no CFI, sub $8,%rsp first) calling init_getppid (wl_init.c):
+# the rules record/cfi.c gives it carry the walk through, in BPF (-p: main calls _init() N times)
+# and in stkrec (-- COMMAND: the 500 events as libc runs the initializers, deferred). Without
+# them every chain stopped at _init.
+nofp_count init "$(whole wl_init wl_outer _init init_getppid)" "$tp" "$NOFP/wl_init"
+command_chain init_command 500 \
+	"^wl_init;_start;__libc_start_main(@@GLIBC_[0-9.]+)?;_init;init_getppid( |;)" "$tp" -- \
+	"$NOFP/wl_init" 0
 
 # A system call in an epilogue, after rbp and rbx were popped and their slots overwritten
 # (wl_epilogue.c, built with frame pointers: wl_middle's CFA is rbp's): the walk takes them from

@@ -293,9 +293,17 @@ static bool oracle_ra_rdi(Dwarf_Frame *fr, const Dwarf_Op *ra, size_t nra, struc
 	return true;
 }
 
-/* libdw's CFI of one object: .eh_frame's, and .debug_frame's when it has one. */
+/*
+ * libdw's CFI of one object: .eh_frame's, and .debug_frame's when it has one; and its _init
+ * and _fini, which have none (crt[]: .init, .fini when they are [endbr64] sub $8,%rsp ... add
+ * $8,%rsp; ret, where cfi.c adds their rules).
+ */
 struct oracle_cfi {
 	Dwarf_CFI *eh, *dbg;
+	struct {
+		uint64_t lo, sub_end, hi;
+	} crt[2];
+	int ncrt;
 };
 
 /* The row libdw's rules at vaddr make; -ENOENT when no FDE covers it. */
@@ -329,12 +337,57 @@ static int oracle_one(Dwarf_CFI *cfi, uint64_t vaddr, struct stk_urow *r)
 	return 0;
 }
 
+/* In _init or _fini: CFA = rsp + 16 after the sub, but at the ret. */
+static int oracle_crt(const struct oracle_cfi *cfi, uint64_t vaddr, struct stk_urow *r)
+{
+	for (int i = 0; i < cfi->ncrt; i++) {
+		if (vaddr < cfi->crt[i].lo || vaddr >= cfi->crt[i].hi)
+			continue;
+		*r = (struct stk_urow){ .kind = STK_CFA_RSP, .cfa_off = 8 };
+		if (vaddr >= cfi->crt[i].sub_end && vaddr < cfi->crt[i].hi - 1)
+			r->cfa_off = 16;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* .eh_frame first: where both sections cover an address, cfi.c keeps .eh_frame's FDE. */
 static int oracle(const struct oracle_cfi *cfi, uint64_t vaddr, struct stk_urow *r)
 {
 	if (cfi->eh && !oracle_one(cfi->eh, vaddr, r))
 		return 0;
-	return cfi->dbg ? oracle_one(cfi->dbg, vaddr, r) : -ENOENT;
+	if (cfi->dbg && !oracle_one(cfi->dbg, vaddr, r))
+		return 0;
+	return oracle_crt(cfi, vaddr, r);
+}
+
+/* e's .init and .fini, when they have the shape of glibc's crti.o + crtn.o */
+static void find_crt(Elf *e, struct oracle_cfi *cfi)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa }, sub8[] = { 0x48, 0x83, 0xec, 8 };
+	static const uint8_t add8_ret[] = { 0x48, 0x83, 0xc4, 8, 0xc3 };
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e, scn)) && cfi->ncrt < 2) {
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		Elf_Data *d = name && (!strcmp(name, ".init") || !strcmp(name, ".fini")) ?
+			elf_getdata(scn, NULL) : NULL;
+		const uint8_t *p = d ? d->d_buf : NULL;
+		size_t n = d ? d->d_size : 0, at;
+
+		if (!p || n < 9)
+			continue;
+		at = n >= 13 && !memcmp(p, endbr64, 4) ? 4 : 0;
+		if (memcmp(p + at, sub8, 4) || memcmp(p + n - 5, add8_ret, 5))
+			continue;
+		cfi->crt[cfi->ncrt].lo = sh.sh_addr;
+		cfi->crt[cfi->ncrt].sub_end = sh.sh_addr + at + 4;
+		cfi->crt[cfi->ncrt++].hi = sh.sh_addr + n;
+	}
 }
 
 /* ---- real binaries against the oracle ----------------------------------------------------- */
@@ -411,6 +464,7 @@ static void check_object(const char *name, Elf *e)
 	int err = rec_cfi__build(e, MAX_ROWS, &t);
 
 	printf("# %s: built in %.2f ms\n", name, (now_ns() - t0) / 1e6);
+	find_crt(e, &cfi);
 	snprintf(test, sizeof(test), "test_rec_cfi_build_%s", name);
 	if (!T_EQ_INT(test, 0, err))
 		goto out;
