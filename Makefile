@@ -86,8 +86,10 @@ WORKLOADS = $(patsubst %.c,$(OUTPUT)/%,$(filter-out tests/workloads/wl_dlib.c \
 	$(wildcard tests/workloads/*.c))) $(DLIB)
 DLIB = $(OUTPUT)/tests/workloads/libwl_dlib.so
 # The same programs as production code is built: optimized, no frame pointer anywhere (nofp.sh).
-NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole wl_init
-NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%)
+NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi wl_hole wl_init \
+	wl_dlopen
+NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%) $(NOFP_DLIB)
+NOFP_DLIB = $(OUTPUT)/tests/workloads/nofp/libwl_dlib.so
 # Lazy binding through ld.so's trampolines (lazy.sh): a program and the library it calls.
 LAZY = $(OUTPUT)/tests/workloads/nofp/wl_lazy $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so
 # Inputs of tests/unit/rec_cfi: one program built with .eh_frame, and with its own functions' CFI
@@ -230,10 +232,16 @@ $(DLIB): tests/workloads/wl_dlib.c
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -shared -fPIC $< -o $@
 
 # -fno-inline keeps each named function a frame; the sources keep calls from becoming tail calls.
-$(NOFP_WORKLOADS): $(OUTPUT)/tests/workloads/nofp/%: tests/workloads/%.c tests/workloads/wl.h
+$(filter-out $(NOFP_DLIB),$(NOFP_WORKLOADS)): $(OUTPUT)/tests/workloads/nofp/%: \
+		tests/workloads/%.c tests/workloads/wl.h
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall $< -o $@
+
+$(NOFP_DLIB): tests/workloads/wl_dlib.c
+	$(call msg,WORKLOAD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall -shared -fPIC $< -o $@
 
 $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so: tests/workloads/wl_lazylib.c tests/workloads/wl.h \
 		tests/workloads/wl_lazy.h

@@ -506,12 +506,17 @@ static long walk_step(__u32 i, void *ctx)
 	if (n >= cfg_depth || n >= STK_MAX_DEPTH)
 		return walk_end(w, STK_STOP_TRUNCATED);
 	known = find_umap(c);
-	/* The leaf is real wherever it is; a caller outside every known mapping is unchecked. */
+	/*
+	 * The leaf is real wherever it is; a caller outside every known mapping is unchecked. A
+	 * leaf guess that is not in one is a bad frame, unless a library mapped since stkrec read
+	 * the process holds it (cc1's frame_dummy, called from libc before stkrec had read libc):
+	 * asked about as any other miss, and the walk waits.
+	 */
 	if (!known && n) {
-		if (n == 1 && w->guessed)
-			return walk_end(w, STK_STOP_BAD_FRAME);
-		ask_maps(c);
-		return walk_end(w, STK_STOP_NO_MAPPING);
+		if (n != 1 || !w->guessed ||
+		    (w->pc >= STK_USER_CODE_MIN && w->pc < STK_USER_CODE_END))
+			ask_maps(c);
+		return walk_end(w, n == 1 && w->guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING);
 	}
 	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
 	ip = w->exact && n ? w->pc + 1 : w->pc;

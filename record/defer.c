@@ -95,10 +95,14 @@ static int count_blocked(struct rec_defer *df, const struct stk_deferred_time *t
 	return err;
 }
 
-/* The walk stopped for want of mappings stkrec may still learn. */
-static bool needs_maps(uint32_t stop)
+/*
+ * The walk stopped for want of mappings stkrec may still learn: a leaf guess outside them is
+ * a bad frame with the address missing (rec_unwind__walk()).
+ */
+static bool needs_maps(uint32_t stop, uint64_t missing)
 {
-	return stop == STK_STOP_PROC_UNKNOWN || stop == STK_STOP_NO_MAPPING;
+	return stop == STK_STOP_PROC_UNKNOWN || stop == STK_STOP_NO_MAPPING ||
+	       (stop == STK_STOP_BAD_FRAME && missing);
 }
 
 /*
@@ -111,12 +115,12 @@ static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, 
 	uint32_t pid = d->key.tgid, n;
 
 	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
-	if (!needs_maps(*stop))
+	if (!needs_maps(*stop, miss.addr))
 		return n;
 	/* the kernel's records of what the process mapped may be waiting in their rings */
 	rec_reader__catch_up(df->reader);
 	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
-	if (!needs_maps(*stop))
+	if (!needs_maps(*stop, miss.addr))
 		return n;
 	/* read after the event: what it ran in was mapped then, and is in what was read */
 	if (rec_unwind__read_since(df->unwind, pid, d->ts_ns))

@@ -793,10 +793,16 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			break;
 		}
 		w.m = find_umap(w.proc, w.pc);
-		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
+		/*
+		 * the leaf is real wherever it is; a caller in no known mapping is unchecked, and a
+		 * leaf guess there a bad frame, missing only where code can be (bpf/unwind.bpf.h)
+		 */
 		if (!w.m && n) {
-			w.stop = n == 1 && w.guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
-			*missing = w.pc;
+			bool guess = n == 1 && w.guessed;
+
+			w.stop = guess ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
+			if (!guess || (w.pc >= STK_USER_CODE_MIN && w.pc < STK_USER_CODE_END))
+				*missing = w.pc;
 			break;
 		}
 		/* an interrupted pc above the leaf is stored + 1, as BPF does */

@@ -64,6 +64,15 @@ struct stk_count {
 	struct stk_key key;
 };
 
+/*
+ * A leaf guess's return address (bpf/unwind.bpf.h leaf_guess()) outside every known mapping
+ * may be in a library mapped since stkrec read the process, and is asked about, when it lies
+ * where code can be: at or above vm.mmap_min_addr's default and below the user address
+ * space's end (5-level paging). A stale 7 or 0x12 at rsp is not worth a re-read.
+ */
+#define STK_USER_CODE_MIN 0x10000ull
+#define STK_USER_CODE_END (1ull << 56)
+
 /* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
 enum stk_stop {
 	STK_STOP_NONE = 0,		/* --unwind fp: the kernel's walk, which does not say */

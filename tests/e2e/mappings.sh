@@ -6,7 +6,8 @@
 #   - 100 processes that live about 1 ms make their events inside libc (getppid through a
 #     syscall tracepoint): >= 99% have libc's leaf and the program's own chain named;
 #   - a program dlopen()s a library a second after its exec and calls into it: every event
-#     has the library's frames named, with the CFI walker and with frame pointers.
+#     has the library's frames named, with the CFI walker and with frame pointers, and with
+#     the library calling back into a routine without CFI, whose return address is guessed.
 # Before, the first gave 25 to 275 named libc leaves of 300 (issue 11), the second unnamed
 # library frames with --unwind fp.
 # shellcheck source=tests/e2e/lib.sh
@@ -60,4 +61,17 @@ for unwind in auto fp; do
 	check_eq "$name.library_named" "$n" "$(sum_folded "$tmp/$name.rep" \
 		'^mp_dlopen;(.*;)?main;call_library;dlib_outer;(dlib_work;)?getppid ')" "$tmp/$name.rep"
 done
+
+# The same, built without frame pointers, the library calling back into a routine of the
+# program without CFI (wl_dlopen nocfi): the walk guesses the routine's return address, which
+# lies in the library. While stkrec does not know the library yet, the guess is asked about
+# like any other miss (docs/bpf.md 7): every event whole, where before every one was cut to
+# its leaf as a bad frame.
+cp "$WL/nofp/wl_dlopen" "$tmp/mp_dlnocfi" || exit 1
+name=dlopen_nocfi
+record_during "$name" auto "$tmp/mp_dlnocfi" "$WL/nofp/libwl_dlib.so" "$n" 1000 nocfi
+folded "$name" "$tmp/$name.stk" -P
+check_eq "$name.count" $((2 * n)) "$(sum_folded "$tmp/$name.rep" '^mp_dlnocfi;')" "$tmp/$name.rep"
+check_eq "$name.guess_in_library" "$n" "$(sum_folded "$tmp/$name.rep" \
+	'^mp_dlnocfi;_start;(.*;)?call_back;dlib_callback;nocfi_getppid ')" "$tmp/$name.rep"
 e2e_done

@@ -42,6 +42,26 @@ struct wl_opts {
 #define WL_STR_(x) #x
 #define WL_STR(x) WL_STR_(x)
 
+/*
+ * long NAME(void): getppid(2) from an assembly routine without CFI that pushes nothing and
+ * holds 3 in rbp, as hand-written assembly may (GMP's): the walker can only guess its return
+ * address, at rsp (wl_nocfi.c, wl_dlopen.c). No .cfi_startproc: the assembler writes no FDE for
+ * it. rbp is kept in r8 meanwhile.
+ */
+#define WL_NOCFI_GETPPID(name)						\
+	long name(void);						\
+	__asm__(".text\n"						\
+		".globl " #name "\n"					\
+		".type " #name ", @function\n"				\
+		#name ":\n"						\
+		"	mov %rbp, %r8\n"					\
+		"	mov $3, %ebp\n"					\
+		"	mov $" WL_STR(SYS_getppid) ", %eax\n"		\
+		"	syscall\n"						\
+		"	mov %r8, %rbp\n"					\
+		"	ret\n"						\
+		".size " #name ", . - " #name "\n")
+
 static volatile sig_atomic_t wl_go;
 
 static void wl_on_usr1(int sig)

@@ -8,6 +8,14 @@ __attribute__((noinline)) void dlib_work(void)
 	__asm__ __volatile__("");
 }
 
+/* fn n times: a caller in this library of the program's routine without CFI (wl_dlopen nocfi) */
+__attribute__((noinline)) void dlib_callback(long (*fn)(void), unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		fn();
+	__asm__ __volatile__("");
+}
+
 __attribute__((noinline)) void dlib_outer(unsigned long n)
 {
 	for (unsigned long i = 0; i < n; i++)

@@ -2,26 +2,12 @@
 /*
  * wl_nocfi: enters getppid(2) exactly N times through main -> wl_outer -> wl_middle ->
  * nocfi_getppid, an assembly routine without CFI that pushes nothing and holds 3 in rbp, as
- * hand-written assembly may (GMP's, a library's _init). Its frame has neither CFI nor a frame
- * pointer: the walker takes its return address at rsp as a guess that the known mapping it
+ * hand-written assembly may (GMP's). Its frame has neither CFI nor a frame pointer: the walker takes its return address at rsp as a guess that the known mapping it
  * leads to confirms (tests/e2e/nofp.sh, t:syscalls:sys_enter_getppid). Options: see wl.h.
  */
 #include "wl.h"
 
-long nocfi_getppid(void);
-
-/* No .cfi_startproc: the assembler writes no FDE for it. rbp is kept in r8 meanwhile. */
-__asm__(".text\n"
-	".globl nocfi_getppid\n"
-	".type nocfi_getppid, @function\n"
-	"nocfi_getppid:\n"
-	"	mov %rbp, %r8\n"
-	"	mov $3, %ebp\n"
-	"	mov $" WL_STR(SYS_getppid) ", %eax\n"
-	"	syscall\n"
-	"	mov %r8, %rbp\n"
-	"	ret\n"
-	".size nocfi_getppid, . - nocfi_getppid\n");
+WL_NOCFI_GETPPID(nocfi_getppid);
 
 __attribute__((noinline)) void wl_middle(void)
 {
