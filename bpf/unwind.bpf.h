@@ -513,8 +513,7 @@ static long walk_step(__u32 i, void *ctx)
 	 * asked about as any other miss, and the walk waits.
 	 */
 	if (!known && n) {
-		if (n != 1 || !w->guessed ||
-		    (w->pc >= STK_USER_CODE_MIN && w->pc < STK_USER_CODE_END))
+		if (n != 1 || !w->guessed || STK_MAY_BE_CODE(w->pc))
 			ask_maps(c);
 		return walk_end(w, n == 1 && w->guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING);
 	}

@@ -18,7 +18,8 @@
  * Sources: the .eh_frame section (found through PT_GNU_EH_FRAME when there is no such section:
  * no section headers) and the .debug_frame section; both when both exist, as in a program built with
  * -fno-asynchronous-unwind-tables, whose own functions are only in .debug_frame while crt1.o's
- * _start is in .eh_frame. A compressed .debug_frame (SHF_COMPRESSED) is not read, nor relocatable
+ * _start is in .eh_frame. And _init and _fini, which have none, where their code has the shape
+ * of glibc's crti.o and crtn.o (add_crt_fde()). A compressed .debug_frame (SHF_COMPRESSED) is not read, nor relocatable
  * objects (.o), whose FDE addresses are still to be relocated: no process maps them.
  *
  * Overlapping FDEs (the policy is deterministic): FDEs are sorted by start address, .eh_frame's
@@ -1335,24 +1336,23 @@ static int resolve_fdes(struct builder *b)
 	return hi - b->t.base > UINT32_MAX ? -E2BIG : 0;
 }
 
-/* Rows of FDE f from lo (its start, or later when clipped). -EBADMSG leaves the table as it was. */
 /* An _init's or _fini's rows (add_crt_fde()) from lo: CFA = rsp + 8, + 16 after the sub, + 8 */
 static int run_crt(struct builder *b, const struct fde *f, uint64_t lo)
 {
-	const uint64_t from[3] = { f->lo, f->lo + f->sub_end, f->lo + f->add_end }, to[3] = {
-		from[1], from[2], f->hi };
+	const uint64_t at[4] = { f->lo, f->lo + f->sub_end, f->lo + f->add_end, f->hi };
 	int err = 0;
 
 	for (int i = 0; !err && i < 3; i++) {
 		struct stk_urow r = { .kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME, STK_RBX_SAME),
 				      .cfa_off = i == 1 ? 16 : 8 };
 
-		if (to[i] > lo)
-			err = table_put(&b->t, from[i] > lo ? from[i] : lo, r);
+		if (at[i + 1] > lo)
+			err = table_put(&b->t, at[i] > lo ? at[i] : lo, r);
 	}
 	return err;
 }
 
+/* Rows of FDE f from lo (its start, or later when clipped). -EBADMSG leaves the table as it was. */
 static int run_fde(struct builder *b, const struct fde *f, uint64_t lo)
 {
 	const struct cie *cie = &b->cies[f->cie];

@@ -33,6 +33,8 @@ struct rec_probe {
 	struct rec_maps maps;
 	enum rec_kfunc_mode kfunc_mode;
 	int *fentry_fds;	/* fentry: one program copy and one link per function */
+	struct bpf_func_info *fentry_fi;	/* the copies' BTF function info (fentry_func_info()) */
+	uint32_t fentry_nfi;
 	uint32_t nfentry;
 };
 
@@ -338,16 +340,31 @@ static int push_fentry_fd(struct rec_probe *p, int fd)
 	return 0;
 }
 
+/* The BTF func_info on_fentry's copies are loaded with (record/funcinfo.c) */
+static int fentry_func_info(struct rec_probe *p)
+{
+	const struct bpf_program *prog = p->skel->progs.on_fentry;
+	size_t elf_size;
+	const void *elf = stkrec_bpf__elf_bytes(&elf_size);
+
+	return rec_func_info(elf, elf_size, bpf_object__btf(p->skel->obj), "on_fentry",
+			     bpf_program__insns(prog), bpf_program__insn_cnt(prog), &p->fentry_fi,
+			     &p->fentry_nfi);
+}
+
 /*
  * An fentry program is verified against one function (attach_btf_id at load). The skeleton
  * loaded on_fentry for the first target; every function gets its own copy of the loaded
- * instructions (map fds already embedded) and a link carrying the probe id as cookie.
+ * instructions (map fds already embedded), with their BTF (fentry_func_info()), and a link
+ * carrying the probe id as cookie.
  */
 static int attach_one_fentry(struct rec_probe *p, const struct btf *vmlinux, const char *func,
 			     uint32_t cookie)
 {
 	const struct bpf_program *prog = p->skel->progs.on_fentry;
-	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_FENTRY);
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .prog_btf_fd = bpf_object__btf_fd(p->skel->obj), .func_info = p->fentry_fi,
+		    .func_info_cnt = p->fentry_nfi, .func_info_rec_size = sizeof(*p->fentry_fi));
 	LIBBPF_OPTS(bpf_link_create_opts, lopts, .tracing.cookie = cookie);
 	int id = btf__find_by_name_kind(vmlinux, func, BTF_KIND_FUNC), fd, link, err;
 
@@ -374,6 +391,11 @@ static int attach_fentries(struct rec_probe *p, struct rec_spec *s)
 
 	if (!vmlinux)
 		return rec_err(err, "cannot read the kernel's BTF: %s", strerror(-err));
+	err = p->fentry_fi ? 0 : fentry_func_info(p);
+	if (err) {
+		btf__free(vmlinux);
+		return rec_err(err, "cannot read on_fentry's BTF function info: %s", strerror(-err));
+	}
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		err = attach_one_fentry(p, vmlinux, s->targets[i].name, s->id);
 		if (err == -ENOMEM)
@@ -680,6 +702,7 @@ void rec_probe__close(struct rec_probe *p)
 	for (uint32_t i = p->nfentry; i > 0; i--)	/* links before their programs */
 		close(p->fentry_fds[i - 1]);
 	free(p->fentry_fds);
+	free(p->fentry_fi);
 	ring_buffer__free(p->rb);
 	stkrec_bpf__destroy(p->skel);
 	if (p->fill_fd >= 0)

@@ -711,8 +711,8 @@ struct rec_cfi {
 /*
  * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when it has no .eh_frame
  * section: no section headers) and its .debug_frame, .eh_frame winning where both cover an
- * address (record/cfi.c says how overlapping FDEs are resolved). e's data is not referenced
- * after the call.
+ * address (record/cfi.c says how overlapping FDEs are resolved), and rules for an _init and
+ * _fini without CFI. e's data is not referenced after the call.
  * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
  * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP
  * when e is not an x86-64 executable or shared object (ELFCLASS64, EM_X86_64, not ET_REL);
@@ -724,6 +724,22 @@ int rec_cfi__build(Elf *e, uint32_t max_rows, struct rec_cfi *out);
 void rec_cfi__free(struct rec_cfi *t);
 /* The row covering ELF virtual address vaddr, lent by t; NULL below the first row. */
 const struct stk_urow *rec_cfi__lookup(const struct rec_cfi *t, uint64_t vaddr);
+
+/* ---- BTF function info of a loaded program (funcinfo.c) --------------------------------- */
+
+struct bpf_insn;
+struct bpf_func_info;
+struct btf;
+/*
+ * The BTF func_info of a loaded program's final instructions (insns, n: bpf_program__insns()),
+ * to load copies of it with bpf_prog_load(): a record per subprogram, its type found by
+ * matching it to a function of the object's .text (elf: the object's ELF, btf: its BTF as
+ * loaded; main_name: the program's function). *out is malloc()ed, *nout records. 0; -ENOENT
+ * when a subprogram matches no function, -EINVAL for an ELF without .text or .symtab, -ENOMEM.
+ */
+int rec_func_info(const void *elf, size_t elf_size, const struct btf *btf, const char *main_name,
+		  const struct bpf_insn *insns, size_t n, struct bpf_func_info **out,
+		  uint32_t *nout);
 
 /* ---- kallsyms, metadata ------------------------------------------------------------------- */
 

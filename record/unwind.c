@@ -801,7 +801,7 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			bool guess = n == 1 && w.guessed;
 
 			w.stop = guess ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
-			if (!guess || (w.pc >= STK_USER_CODE_MIN && w.pc < STK_USER_CODE_END))
+			if (!guess || STK_MAY_BE_CODE(w.pc))
 				*missing = w.pc;
 			break;
 		}

@@ -70,8 +70,7 @@ struct stk_count {
  * where code can be: at or above vm.mmap_min_addr's default and below the user address
  * space's end (5-level paging). A stale 7 or 0x12 at rsp is not worth a re-read.
  */
-#define STK_USER_CODE_MIN 0x10000ull
-#define STK_USER_CODE_END (1ull << 56)
+#define STK_MAY_BE_CODE(addr) ((addr) >= 0x10000ull && (addr) < (1ull << 56))
 
 /* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
 enum stk_stop {

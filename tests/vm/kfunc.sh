@@ -133,12 +133,17 @@ leaf=$(awk '/^wl_sleep;.*do_nanosleep;/ { n = split($1, f, ";"); print f[n] }' o
 check_eq vm.offcpu.leaf __schedule "$leaf" offcpu.f
 
 # 8. User stacks unwound from CFI on this kernel: wl_syscall_nofp (built -O2
-# -fomit-frame-pointer, with the host's libc) through a tracepoint and a kernel function:
-# every event's user stack reaches _start (libc's static frames unnamed here: no debug files).
+# -fomit-frame-pointer, with the host's libc) through a tracepoint, a kernel function (a
+# kprobe here) and the same through fentry, whose program copies the kernel loads only with
+# their callbacks' BTF (bpf_loop()'s: the walk, the deferred copy): every event's user stack
+# reaches _start (libc's static frames unnamed here: no debug files).
 nofp_re='^wl_syscall_nofp;_start;__libc_start_main[^;]*;[^;]*;main;wl_outer;wl_middle;wl_getppid[; ]'
-for spec in t:syscalls:sys_enter_getppid __x64_sys_getppid; do
+for spec in t:syscalls:sys_enter_getppid __x64_sys_getppid 'fentry:*sys_getppid'; do
 	name=cfi_${spec##*:}
-	stkrec -q -o "$name.stk" "$spec" -- wl_syscall_nofp "$N" >"$name.out" 2>"$name.err"
+	mech=
+	case $spec in fentry:*) mech=fentry name=cfi_fentry spec=${spec#fentry:} ;; esac
+	env STKREC_KFUNC="$mech" stkrec -q -o "$name.stk" "$spec" -- wl_syscall_nofp "$N" \
+		>"$name.out" 2>"$name.err"
 	check_eq "vm.$name.exit" 0 $? "$name.err"
 	stkreport -f -P "$name.stk" >"$name.f" 2>"$name.sum"	# -P: comm first
 	sed -n 's/^# lost: /# vm.'"$name"' lost: /p' "$name.sum"

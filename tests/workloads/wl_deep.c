@@ -31,29 +31,22 @@ __attribute__((noinline)) void wl_recurse(unsigned long depth)
 	__asm__ __volatile__("");	/* not a tail call: every level keeps its frame */
 }
 
-__attribute__((noinline)) void wl_recurse_wide(unsigned long depth)
-{
-	volatile char pad[128];
+/* NAME(depth): the recursion, each level's frame holding BYTES of its own */
+#define RECURSE_PADDED(name, bytes)						\
+	__attribute__((noinline)) void name(unsigned long depth)		\
+	{									\
+		volatile char pad[bytes];					\
+										\
+		pad[0] = (char)depth;						\
+		if (depth > 1)							\
+			name(depth - 1);					\
+		else								\
+			wl_deep_getppid();					\
+		pad[1] = pad[0];	/* not a tail call: every level keeps its frame */ \
+	}
 
-	pad[0] = (char)depth;
-	if (depth > 1)
-		wl_recurse_wide(depth - 1);
-	else
-		wl_deep_getppid();
-	pad[1] = pad[0];	/* not a tail call: every level keeps its frame */
-}
-
-__attribute__((noinline)) void wl_recurse_huge(unsigned long depth)
-{
-	volatile char pad[1024];
-
-	pad[0] = (char)depth;
-	if (depth > 1)
-		wl_recurse_huge(depth - 1);
-	else
-		wl_deep_getppid();
-	pad[1] = pad[0];
-}
+RECURSE_PADDED(wl_recurse_wide, 128)
+RECURSE_PADDED(wl_recurse_huge, 1024)
 
 int main(int argc, char **argv)
 {
