@@ -349,9 +349,13 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 
 	if (cfg_unwind != STK_UNWIND_AUTO)
 		return walk_end(w, stop_if_no_fp);
-	/* rbp 0 marks the outermost frame (the ABI; _start clears it, as the kernel leaves it) */
+	/*
+	 * rbp 0 marks the outermost frame (the ABI; _start clears it, as the kernel leaves it),
+	 * but in a leaf without CFI it is as likely a register code without frame pointers
+	 * zeroed (GMP's __gmpn_invert_limb in cc1): guessed, not taken as the end
+	 */
 	if (!w->bp)
-		return walk_end(w, STK_STOP_COMPLETE);
+		return w->n == 1 && w->exact ? leaf_guess(w) : walk_end(w, STK_STOP_COMPLETE);
 	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
 	if (w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);

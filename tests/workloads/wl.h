@@ -44,18 +44,19 @@ struct wl_opts {
 
 /*
  * long NAME(void): getppid(2) from an assembly routine without CFI that pushes nothing and
- * holds 3 in rbp, as hand-written assembly may (GMP's): the walker can only guess its return
- * address, at rsp (wl_nocfi.c, wl_dlopen.c). No .cfi_startproc: the assembler writes no FDE for
- * it. rbp is kept in r8 meanwhile.
+ * holds RBP in rbp, as hand-written assembly may (GMP's): the walker can only guess its return
+ * address, at rsp (wl_nocfi.c, wl_dlopen.c), whether rbp is no frame pointer (3) or the ABI's
+ * outermost mark (0). No .cfi_startproc: the assembler writes no FDE for it. rbp is kept in r8
+ * meanwhile.
  */
-#define WL_NOCFI_GETPPID(name)						\
+#define WL_NOCFI_GETPPID(name, rbp)					\
 	long name(void);						\
 	__asm__(".text\n"						\
 		".globl " #name "\n"					\
 		".type " #name ", @function\n"				\
 		#name ":\n"						\
 		"	mov %rbp, %r8\n"					\
-		"	mov $3, %ebp\n"					\
+		"	mov $" #rbp ", %ebp\n"				\
 		"	mov $" WL_STR(SYS_getppid) ", %eax\n"		\
 		"	syscall\n"						\
 		"	mov %r8, %rbp\n"					\

@@ -17,7 +17,7 @@
 
 #include "wl.h"
 
-WL_NOCFI_GETPPID(nocfi_getppid);
+WL_NOCFI_GETPPID(nocfi_getppid, 3);
 
 __attribute__((noinline)) static int call_library(void (*fn)(unsigned long), unsigned long n)
 {

@@ -1,24 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl_nocfi: enters getppid(2) exactly N times through main -> wl_outer -> wl_middle ->
- * nocfi_getppid, an assembly routine without CFI that pushes nothing and holds 3 in rbp, as
- * hand-written assembly may (GMP's). Its frame has neither CFI nor a frame pointer: the walker takes its return address at rsp as a guess that the known mapping it
- * leads to confirms (tests/e2e/nofp.sh, t:syscalls:sys_enter_getppid). Options: see wl.h.
+ * wl_nocfi: enters getppid(2) exactly N times through main -> wl_outer -> wl_middle -> an
+ * assembly routine without CFI that pushes nothing (wl.h), as hand-written assembly may
+ * (GMP's): nocfi_getppid, holding 3 in rbp (no frame pointer), for even events, and
+ * nocfi0_getppid, holding 0 (the ABI's outermost mark, and any register's value in code
+ * without frame pointers), for odd ones. Their frames have neither CFI nor a frame pointer: the
+ * walker takes the return address at rsp as a guess that the known mapping it leads to confirms
+ * (tests/e2e/nofp.sh, t:syscalls:sys_enter_getppid). Options: see wl.h.
  */
 #include "wl.h"
 
-WL_NOCFI_GETPPID(nocfi_getppid);
+WL_NOCFI_GETPPID(nocfi_getppid, 3);
+WL_NOCFI_GETPPID(nocfi0_getppid, 0);
 
-__attribute__((noinline)) void wl_middle(void)
+__attribute__((noinline)) void wl_middle(unsigned long i)
 {
-	nocfi_getppid();
-	__asm__ __volatile__("");	/* the call above is not a tail call */
+	if (i & 1)
+		nocfi0_getppid();
+	else
+		nocfi_getppid();
+	__asm__ __volatile__("");	/* the calls above are not tail calls */
 }
 
 __attribute__((noinline)) void wl_outer(unsigned long n)
 {
 	for (unsigned long i = 0; i < n; i++)
-		wl_middle();
+		wl_middle(i);
 }
 
 int main(int argc, char **argv)
