@@ -232,28 +232,29 @@ $(DLIB): tests/workloads/wl_dlib.c
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -shared -fPIC $< -o $@
 
 # -fno-inline keeps each named function a frame; the sources keep calls from becoming tail calls.
+NOFP_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline -Wall
 $(filter-out $(NOFP_DLIB),$(NOFP_WORKLOADS)): $(OUTPUT)/tests/workloads/nofp/%: \
 		tests/workloads/%.c tests/workloads/wl.h
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall $< -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) $< -o $@
 
 $(NOFP_DLIB): tests/workloads/wl_dlib.c
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall -shared -fPIC $< -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
 $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so: tests/workloads/wl_lazylib.c tests/workloads/wl.h \
 		tests/workloads/wl_lazy.h
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall -shared -fPIC $< -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
 # -z lazy: some toolchains default to -z now, which binds every function at load time.
 $(OUTPUT)/tests/workloads/nofp/wl_lazy: tests/workloads/wl_lazy.c tests/workloads/wl.h \
 		tests/workloads/wl_lazy.h $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so
 	$(call msg,WORKLOAD,$@)
-	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-inline -Wall $< -o $@ -L$(@D) -lwl_lazy \
+	$(Q)$(CC) $(NOFP_CFLAGS) $< -o $@ -L$(@D) -lwl_lazy \
 		-Wl,-z,lazy -Wl,-rpath,'$$ORIGIN'
 
 # Unprivileged tests: format, unit, fuzz corpus replay, golden reports.

@@ -352,12 +352,12 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 	/*
 	 * rbp 0 marks the outermost frame (the ABI; _start clears it, as the kernel leaves it),
 	 * but in a leaf without CFI it is as likely a register code without frame pointers
-	 * zeroed (GMP's __gmpn_invert_limb in cc1): guessed, not taken as the end
+	 * zeroed (GMP's __gmpn_invert_limb in cc1): the leaf is guessed, not taken as the end
 	 */
-	if (!w->bp)
-		return w->n == 1 && w->exact ? leaf_guess(w) : walk_end(w, STK_STOP_COMPLETE);
+	if (!w->bp && !(w->n == 1 && w->exact))
+		return walk_end(w, STK_STOP_COMPLETE);
 	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
-	if (w->bp < w->sp || (w->bp & 7))
+	if (!w->bp || w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);
 	if (read_words(w, rec, 2, w->bp))
 		return walk_end(w, STK_STOP_READ_FAULT);

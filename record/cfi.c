@@ -19,8 +19,9 @@
  * no section headers) and the .debug_frame section; both when both exist, as in a program built with
  * -fno-asynchronous-unwind-tables, whose own functions are only in .debug_frame while crt1.o's
  * _start is in .eh_frame. And _init and _fini, which have none, where their code has the shape
- * of glibc's crti.o and crtn.o (add_crt_fde()). A compressed .debug_frame (SHF_COMPRESSED) is not read, nor relocatable
- * objects (.o), whose FDE addresses are still to be relocated: no process maps them.
+ * of glibc's crti.o and crtn.o (add_crt_fde()). A compressed .debug_frame (SHF_COMPRESSED) is
+ * not read, nor relocatable objects (.o), whose FDE addresses are still to be relocated: no
+ * process maps them.
  *
  * Overlapping FDEs (the policy is deterministic): FDEs are sorted by start address, .eh_frame's
  * before .debug_frame's at equal starts, then the longer first, then in section order. An FDE
@@ -599,8 +600,7 @@ struct fde {
 	uint32_t src;
 	uint32_t seq;		/* discovery order: the last key of the sort */
 	uint64_t cie_off;	/* before resolve_fdes(): the CIE pointer, as an offset */
-	/* _init or _fini (add_crt_fde()): CFA = rsp + 16 in [lo + sub_end, lo + add_end) */
-	bool crt;
+	/* src SRC_CRT, _init or _fini (add_crt_fde()): CFA = rsp + 16 in [lo + sub_end, lo + add_end) */
 	uint32_t sub_end, add_end;
 };
 
@@ -1241,7 +1241,7 @@ static int add_crt_fde(struct builder *b, const struct cur *code)
 		return err;
 	f = &b->fdes[b->nfdes];
 	*f = (struct fde){ .lo = code->vaddr, .hi = code->vaddr + n, .src = SRC_CRT,
-			   .seq = b->nfdes, .crt = true, .sub_end = (uint32_t)(at + sizeof(sub8)),
+			   .seq = b->nfdes, .sub_end = (uint32_t)(at + sizeof(sub8)),
 			   .add_end = (uint32_t)(n - 1) };
 	b->nfdes++;
 	return 0;
@@ -1282,7 +1282,7 @@ static int resolve_fde(struct builder *b, struct fde *f)
 	struct cur c = f->insns;
 	uint64_t range;
 
-	if (f->crt)
+	if (f->src == SRC_CRT)
 		return in_xseg(b, f->lo, &f->hi);
 	cie = b->ncies ? bsearch(&key, b->cies, b->ncies, sizeof(*cie), cmp_cie_key) : NULL;
 	if (!cie || !cie->ok)
@@ -1389,7 +1389,7 @@ static int put_fde(struct builder *b, const struct fde *f, uint64_t *end, bool *
 	if (*any && *end < lo)
 		err = table_put(&b->t, *end, gap_row);
 	if (!err)
-		err = f->crt ? run_crt(b, f, lo) : run_fde(b, f, lo);
+		err = f->src == SRC_CRT ? run_crt(b, f, lo) : run_fde(b, f, lo);
 	if (err == -EBADMSG) {
 		b->nbad++;
 		return 0;

@@ -45,30 +45,25 @@ static int64_t subprog_target(const struct bpf_insn *insn, size_t i)
 	return call || func ? (int64_t)i + 1 + insn->imm : -1;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The subprograms' first instructions into starts (room for n + 1), in order; their count. */
+/*
+ * The subprograms' first instructions into starts (n zeroes), in order; their count. A mark per
+ * instruction first (a subprogram may have many callers), then the marks become offsets.
+ */
 static uint32_t subprog_starts(const struct bpf_insn *insns, size_t n, uint32_t *starts)
 {
-	uint32_t k = 1, m = 1;
+	uint32_t k = 0;
 
-	starts[0] = 0;
+	starts[0] = 1;	/* the program's own code */
 	for (size_t i = 0; i < n; i++) {
 		int64_t t = subprog_target(&insns[i], i);
 
 		if (t > 0 && t < (int64_t)n)
-			starts[k++] = (uint32_t)t;
+			starts[t] = 1;
 	}
-	qsort(starts, k, sizeof(*starts), cmp_u32);
-	for (uint32_t i = 1; i < k; i++)	/* each once: a subprogram may have many callers */
-		if (starts[i] != starts[m - 1])
-			starts[m++] = starts[i];
-	return m;
+	for (size_t i = 0; i < n; i++)	/* marks to offsets, in place: k <= i */
+		if (starts[i])
+			starts[k++] = (uint32_t)i;
+	return k;
 }
 
 static Elf_Scn *find_section(Elf *e, const char *name, size_t shstrndx)

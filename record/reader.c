@@ -27,15 +27,21 @@ struct rec_reader {
 
 /*
  * The kernel's records first: a process BPF reports may be gone, and then they are all that is
- * known of it.
+ * known of it. The notifications as one batch (rec_procs__hold).
  */
+void rec_notifications__handle(struct rec_probe *p, struct rec_mmaps *mm, struct rec_procs *ps,
+			       int timeout_ms)
+{
+	rec_mmaps__consume(mm, ps);
+	rec_procs__hold(ps);
+	rec_probe__poll(p, timeout_ms);
+	rec_procs__release(ps);
+}
+
 static void handle_all(struct rec_reader *rd)
 {
 	pthread_mutex_lock(&rd->lock);
-	rec_mmaps__consume(rd->mmaps, rd->procs);
-	rec_procs__hold(rd->procs);
-	rec_probe__poll(rd->probe, 0);
-	rec_procs__release(rd->procs);
+	rec_notifications__handle(rd->probe, rd->mmaps, rd->procs, 0);
 	pthread_mutex_unlock(&rd->lock);
 }
 

@@ -559,6 +559,13 @@ void rec_reader__unlock(struct rec_reader *rd);
 void rec_reader__sync(struct rec_reader *rd);
 /* With the lock held: apply the kernel's mmap records made so far (rec_mmaps__consume). */
 void rec_reader__catch_up(struct rec_reader *rd);
+/*
+ * Apply mm's records (NULL: none), then handle p's notifications, waiting up to timeout_ms for
+ * the first, as one batch (rec_procs__hold): the reader thread's work, and the main loop's
+ * when there is no thread.
+ */
+void rec_notifications__handle(struct rec_probe *p, struct rec_mmaps *mm, struct rec_procs *ps,
+			       int timeout_ms);
 void rec_reader__stop(struct rec_reader *rd);
 
 /* Parse one /proc/PID/maps line; returns 1 for an executable mapping, 0 to skip, -EINVAL. */

@@ -234,10 +234,7 @@ static void poll_notify(struct run *r, int timeout_ms)
 	};
 
 	if (!r->reader) {
-		rec_mmaps__consume(r->mmaps, r->procs);
-		rec_procs__hold(r->procs);
-		rec_probe__poll(r->probe, timeout_ms);
-		rec_procs__release(r->procs);
+		rec_notifications__handle(r->probe, r->mmaps, r->procs, timeout_ms);
 	} else if (timeout_ms > 0) {
 		if (poll(pfd, 2, timeout_ms) > 0 && (pfd[0].revents & POLLIN))
 			rec_probe__fill_seen(r->probe);

@@ -633,9 +633,9 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 	if (w->u->mode != STK_UNWIND_AUTO)
 		return end(w, stop_if_no_fp);
 	/* 0 ends the stack but in a leaf, where it may be any register's 0 (bpf/unwind.bpf.h) */
-	if (!w->bp)
-		return w->last == w->first && w->exact ? leaf_guess(w) : end(w, STK_STOP_COMPLETE);
-	if (w->bp < w->sp || (w->bp & 7))
+	if (!w->bp && !(w->last == w->first && w->exact))
+		return end(w, STK_STOP_COMPLETE);
+	if (!w->bp || w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);
 	if (!peek(w, w->bp, rec, sizeof(rec)))
 		return false;

@@ -138,10 +138,10 @@ check_eq vm.offcpu.leaf __schedule "$leaf" offcpu.f
 # their callbacks' BTF (bpf_loop()'s: the walk, the deferred copy): every event's user stack
 # reaches _start (libc's static frames unnamed here: no debug files).
 nofp_re='^wl_syscall_nofp;_start;__libc_start_main[^;]*;[^;]*;main;wl_outer;wl_middle;wl_getppid[; ]'
-for spec in t:syscalls:sys_enter_getppid __x64_sys_getppid 'fentry:*sys_getppid'; do
-	name=cfi_${spec##*:}
-	mech=
-	case $spec in fentry:*) mech=fentry name=cfi_fentry spec=${spec#fentry:} ;; esac
+# cfi_walks NAME MECH SPEC: the check vm.NAME.* of SPEC, with STKREC_KFUNC=MECH (- for none).
+cfi_walks() {
+	name=$1 mech=$2 spec=$3
+	[ "$mech" = - ] && mech=
 	env STKREC_KFUNC="$mech" stkrec -q -o "$name.stk" "$spec" -- wl_syscall_nofp "$N" \
 		>"$name.out" 2>"$name.err"
 	check_eq "vm.$name.exit" 0 $? "$name.err"
@@ -149,7 +149,10 @@ for spec in t:syscalls:sys_enter_getppid __x64_sys_getppid 'fentry:*sys_getppid'
 	sed -n 's/^# lost: /# vm.'"$name"' lost: /p' "$name.sum"
 	check_eq "vm.$name.whole_chain" "$N" \
 		"$(awk -v re="$nofp_re" '$0 ~ re { t += $NF } END { print t + 0 }' "$name.f")" "$name.f"
-done
+}
+cfi_walks cfi_sys_enter_getppid - t:syscalls:sys_enter_getppid
+cfi_walks cfi___x64_sys_getppid - __x64_sys_getppid
+cfi_walks cfi_fentry fentry '*sys_getppid'
 
 end=$(cut -d' ' -f1 /proc/uptime)
 echo "# tests took $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s in the VM"

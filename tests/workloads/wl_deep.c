@@ -6,8 +6,9 @@
  * SPREAD > 1 the events fall on SPREAD distinct stacks (tests/e2e/losses.sh). WIDE 1 recurses in
  * wl_recurse_wide instead, whose frames take 144 bytes each: 118 levels run past 16 KiB of
  * stack; WIDE 2 in wl_recurse_huge, 1040 bytes a level: 80 levels run past the 64 KiB a
- * deferred event copies (tests/e2e/nofp.sh, deferred walks). PAUSE_US: sleep that long after each event, for a
- * rate of new stacks that drains can keep up with (tests/e2e/losses.sh, early drains).
+ * deferred event copies (tests/e2e/nofp.sh, deferred walks). PAUSE_US: sleep that long after
+ * each event, for a rate of new stacks that drains can keep up with (tests/e2e/losses.sh,
+ * early drains).
  */
 #include <stdio.h>
 #include <stdlib.h>
