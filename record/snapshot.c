@@ -464,6 +464,8 @@ static int stop_loss(unsigned int stop)
 		return CAP_LOSS_USTACK_TABLE_LIMIT;
 	case STK_STOP_COPY_END:
 		return CAP_LOSS_USTACK_COPY_END;
+	case STK_STOP_DEFER_FULL:
+		return CAP_LOSS_USTACK_DEFER_FULL;
 	}
 	return -1;
 }

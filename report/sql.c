@@ -1285,6 +1285,12 @@ static int run_rows(FILE *out, sqlite3 *db, sqlite3_stmt *s, const struct rep_op
 	}
 	if (err)
 		goto out;
+	/*
+	 * Ctrl-C in a step the progress handler could not stop (one long function call) that then
+	 * finished: the query was still asked to stop, and a faster host finished it in the grace.
+	 */
+	if (rc == SQLITE_DONE && o->interrupted && *o->interrupted)
+		rc = SQLITE_INTERRUPT;
 	if (rc != SQLITE_DONE) {
 		if (o->json)
 			fputs("\n", out);

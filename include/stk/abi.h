@@ -85,6 +85,7 @@ enum stk_stop {
 	STK_STOP_BAD_FRAME,		/* a frame that does not move up the stack */
 	STK_STOP_TABLE_LIMIT,		/* --unwind-memory was full: the object has no table */
 	STK_STOP_COPY_END,		/* a deferred walk reached the end of its stack copy */
+	STK_STOP_DEFER_FULL,		/* to be deferred, but the ring had no room: the walk so far */
 	STK_STOP__COUNT
 };
 

@@ -62,6 +62,36 @@ for unwind in auto fp; do
 		'^mp_dlopen;(.*;)?main;call_library;dlib_outer;(dlib_work;)?getppid ')" "$tmp/$name.rep"
 done
 
+# The library's events while stkrec is stopped (SIGSTOP): each waits for it in the `deferred`
+# ring, until the ring is full (60,000 records of about 1 KiB, against 16 MiB). An event it has no
+# room for is counted by BPF with the stack walked so far, the leaf alone (libc's getppid: its
+# caller is in the library), and named as cut by the full ring. Before, such stacks were named
+# as cut at an address in no known mapping, a miss of the walk, which they are not.
+n_full=60000
+name=defer_full
+rec_bg "$name" -q -i 1 -U -o "$tmp/$name.stk" "$tp"
+rec_ready "$name" || not_ok "$name.ready" "stkrec did not start: $(head -1 "$tmp/$name.err")"
+"$tmp/mp_dlopen" "$lib" "$n_full" 1000 &
+wl_pid=$!
+sleep 0.5	# the library comes a second after the process's first events: stkrec has read it
+rec_signal STOP "$REC_PID"
+wait "$wl_pid"
+check_eq "$name.workload_exit" 0 $?
+rec_signal CONT "$REC_PID"
+sleep 1.2
+rec_signal INT "$REC_PID"
+rec_wait "$REC_PID"
+check_eq "$name.exit" 0 $? "$tmp/$name.err"
+report "$name" "$tmp/$name.stk" -f -P
+whole=$(sum_folded "$tmp/$name.rep" '^mp_dlopen;(.*;)?main;(call_library;dlib_outer;(dlib_work;)?)?getppid ')
+leaf=$(sum_folded "$tmp/$name.rep" '^mp_dlopen;getppid ')
+full=$(sed -n 's/^# lost: \([0-9]*\) user stacks cut: the ring of deferred events was full$/\1/p' \
+	"$tmp/$name.rerr")
+check_eq "$name.count" $((2 * n_full)) "$(sum_folded "$tmp/$name.rep" '^mp_dlopen;')" "$tmp/$name.rep"
+check_eq "$name.whole_or_leaf" $((2 * n_full)) $((whole + leaf)) "$tmp/$name.rep"
+check_true "$name.filled" "some events found the ring full, got ${full:-none}" test "${full:-0}" -ge 1
+check_eq "$name.named" "$leaf" "${full:-none}" "$tmp/$name.rerr"
+
 # The same, built without frame pointers, the library calling back into a routine of the
 # program without CFI (wl_dlopen nocfi): the walk guesses the routine's return address, which
 # lies in the library. While stkrec does not know the library yet, the guess is asked about

@@ -13,8 +13,11 @@ if [ ! -x "$perl" ] || ! command -v perf >/dev/null; then
 	not_ok perl.sh "needs $perl and perf (scripts/install-deps installs them)"
 	exit 1
 fi
-# A hash-and-sort loop for SECS seconds (the issue's workload).
+# A hash-and-sort loop for SECS seconds (the issue's workload). Time::HiRes's time: with whole
+# seconds the loop ended at the next second's tick, after 0 to 1 s, and the events of perl's
+# start, deferred until stkrec has read it, were all of a short run's.
 cat >"$tmp/hash.pl" <<'EOF'
+use Time::HiRes qw(time);
 my $t = time;
 while (time - $t < $ARGV[0]) {
 	my %h;
