@@ -254,9 +254,27 @@ static void apply(struct rec_procs *ps, const struct perf_event_header *h, uint6
 	}
 }
 
+/*
+ * The records made after `now` stay for the next call, renumbered in their order. The rings are
+ * read one CPU after another, so a ring read later may hold records newer than some still to
+ * come in a ring read earlier: an exec's mmap records without the COMM record before them
+ * (another CPU's), applied to the image the exec ended. Up to `now` the batch is whole.
+ */
+static void keep_after(struct rec_mmaps *mm, uint32_t from)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = from; i < mm->n; i++, n++) {
+		mm->batch[n] = mm->batch[i];
+		mm->batch[n].seq = n;
+	}
+	mm->n = n;
+}
+
 int rec_mmaps__consume(struct rec_mmaps *mm, struct rec_procs *ps)
 {
 	uint64_t now = rec_now_ns();	/* every record made before is in a ring now */
+	uint32_t i;
 	int err;
 
 	if (!mm)
@@ -268,11 +286,11 @@ int rec_mmaps__consume(struct rec_mmaps *mm, struct rec_procs *ps)
 	if (mm->lost)
 		rec_procs__follow(ps, false);
 	qsort(mm->batch, mm->n, sizeof(*mm->batch), held_cmp);
-	for (uint32_t i = 0; i < mm->n; i++) {
+	for (i = 0; i < mm->n && mm->batch[i].time <= now; i++) {
 		apply(ps, mm->batch[i].rec, mm->batch[i].time);
 		free(mm->batch[i].rec);
 	}
-	mm->n = 0;
+	keep_after(mm, i);
 	rec_procs__publish(ps, now);
 	err = mm->err;
 	mm->err = 0;
