@@ -220,6 +220,9 @@ $(CFI_INPUTS): $(OUTPUT)/tests/inputs/cfi_prog_%: tests/unit/inputs/cfi_prog.c
 $(OUTPUT)/tests/workloads/wl_inline: WORKLOAD_CFLAGS = -O2 -g -fno-omit-frame-pointer \
 	-mno-omit-leaf-frame-pointer -Wall
 
+# wl_entry is its own entry point, without a C library: rsp at argc, rbp 0, no CFI.
+$(OUTPUT)/tests/workloads/wl_entry: WORKLOAD_CFLAGS = -O2 -g -nostdlib -static -no-pie -Wall
+
 $(filter-out $(DLIB),$(WORKLOADS)): $(OUTPUT)/tests/workloads/%: tests/workloads/%.c \
 		tests/workloads/wl.h
 	$(call msg,WORKLOAD,$@)

@@ -71,6 +71,14 @@ struct stk_count {
  * space's end (5-level paging). A stale 7 or 0x12 at rsp is not worth a re-read.
  */
 #define STK_MAY_BE_CODE(addr) ((addr) >= 0x10000ull && (addr) < (1ull << 56))
+/*
+ * A leaf guess (the return address at rsp of a leaf without CFI or frame pointer) from rbp 0
+ * that reads no code: the leaf is the outermost frame, as rbp 0 says. A program's entry (ld.so's
+ * _start has no CFI) has argc at rsp: a profile of compile loops sampled it 26 times a minute,
+ * each counted as a bad frame. Where the guess reads code, rbp 0 was just a register's value
+ * (GMP's __gmpn_invert_limb), and the walk goes on.
+ */
+#define STK_GUESS_ENDS(n, guessed, bp, pc) ((n) == 1 && (guessed) && !(bp) && !STK_MAY_BE_CODE(pc))
 
 /* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
 enum stk_stop {
