@@ -801,11 +801,11 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 		if (!w.m && n) {
 			bool guess = n == 1 && w.guessed;
 
-			w.stop = guess ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
 			if (STK_GUESS_ENDS(n, w.guessed, w.bp, w.pc)) {
-				w.stop = STK_STOP_COMPLETE;
+				w.stop = STK_STOP_COMPLETE;	/* a program's entry */
 				break;
 			}
+			w.stop = guess ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
 			if (!guess || STK_MAY_BE_CODE(w.pc))
 				*missing = w.pc;
 			break;
