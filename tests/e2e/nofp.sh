@@ -122,7 +122,7 @@ command_chain command_deep 500 "$(whole wl_deep "${levels}wl_deep_getppid")" "$t
 # events BPF walks (once stkrec has read the process) are whole; the deferred ones keep the
 # 60-64 levels that fit and are counted as cut by the copy, not as stack memory not readable.
 # 500 records of 64 KiB are twice the 16 MiB ring: in 5 of 25 runs one evening 8-199 events
-# found it full. Those keep the leaf BPF walked (libc's getppid) and are counted as cut by the
+# found it full. Those keep the leaf BPF walked (libc's syscall) and are counted as cut by the
 # full ring; before, they were counted as cut at an address in no known mapping. Every event is
 # one of the three.
 rec huge -q -o "$tmp/huge.stk" "$tp" -- "$NOFP/wl_deep" 500 80 1 2
@@ -134,7 +134,7 @@ huge_whole=$(sum_folded "$tmp/huge.rep" "$(whole wl_deep "${levels}wl_deep_getpp
 # in all 49 of 50 runs here that cut any). mawk has no {60,64}.
 levels=$(printf 'wl_recurse_huge;%.0s' $(seq 60))$(printf '(wl_recurse_huge;)?%.0s' $(seq 4))
 huge_cut=$(sum_folded "$tmp/huge.rep" "^wl_deep;${levels}wl_deep_getppid;")
-huge_leaf=$(sum_folded "$tmp/huge.rep" "^wl_deep;getppid ")
+huge_leaf=$(sum_folded "$tmp/huge.rep" "^wl_deep;syscall;")	# then the kernel frames
 lost() { # KIND: N of the loss line `# lost: N user stacks cut: KIND` (0 without one)
 	sed -n "s/^# lost: \([0-9]*\) user stacks cut: $1\$/\1/p" "$tmp/huge.rerr" | grep . || echo 0
 }
