@@ -233,7 +233,7 @@ enum cap_loss {
 	CAP_LOSS_DRAIN_RACE = 17,	/* counted into a generation while it was drained */
 	CAP_LOSS_NESTED = 18,		/* programs nested too deep on a CPU: event not counted */
 	CAP_LOSS_USTACK_COPY_END = 19,	/* deeper than a deferred event's stack copy */
-	CAP_LOSS_USTACK_DEFER_FULL = 20, /* the deferred events' ring was full: walked as far as BPF could */
+	CAP_LOSS_USTACK_DEFER_FULL = 20, /* the deferred events' ring was full: BPF's walk so far */
 	CAP_LOSS__COUNT
 };
 

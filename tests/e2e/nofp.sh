@@ -184,10 +184,12 @@ check_eq nofp.deep.frames "$depth" \
 rec entry -q -U -o "$tmp/entry.stk" "$tp" -- "$WL/wl_entry"
 check_eq nofp.entry.exit 0 $? "$tmp/entry.err"
 report entry "$tmp/entry.stk" -f -P
-check_eq nofp.entry.alone 20000 "$(sum_folded "$tmp/entry.rep" '^wl_entry;_start ')" "$tmp/entry.rep"
+check_eq nofp.entry.alone 20000 "$(sum_folded "$tmp/entry.rep" '^wl_entry;_start ')" \
+	"$tmp/entry.rep"
 check_eq nofp.entry.lost "" "$(grep '^# lost:' "$tmp/entry.rerr")" "$tmp/entry.rerr"
 rec_bg entry_sys -q -U -o "$tmp/entry_sys.stk" "$tp"
-rec_ready entry_sys || not_ok nofp.entry_sys.ready "stkrec did not start: $(head -1 "$tmp/entry_sys.err")"
+rec_ready entry_sys ||
+	not_ok nofp.entry_sys.ready "stkrec did not start: $(head -1 "$tmp/entry_sys.err")"
 for i in 1 2 3 4 5; do "$WL/wl_entry"; done
 rec_signal INT "$REC_PID"
 rec_wait "$REC_PID"
