@@ -510,19 +510,11 @@ static long walk_step(__u32 i, void *ctx)
 	if (n >= cfg_depth || n >= STK_MAX_DEPTH)
 		return walk_end(w, STK_STOP_TRUNCATED);
 	known = find_umap(c);
-	/*
-	 * The leaf is real wherever it is; a caller outside every known mapping is unchecked. A
-	 * leaf guess that is not in one is a bad frame, unless a library mapped since stkrec read
-	 * the process holds it (cc1's frame_dummy, called from libc before stkrec had read libc):
-	 * asked about as any other miss, and the walk waits. A guess from rbp 0 that finds no code
-	 * at all ends the stack, as rbp 0 says: a program's entry, where rsp points at argc.
-	 */
+	/* The leaf is real wherever it is; a caller outside every known mapping is unchecked. */
 	if (!known && n) {
-		if (STK_GUESS_ENDS(n, w->guessed, w->bp, w->pc))
-			return walk_end(w, STK_STOP_COMPLETE);
-		if (n != 1 || !w->guessed || STK_MAY_BE_CODE(w->pc))
+		if (STK_MISS_ASKS(n, w->guessed, w->pc))
 			ask_maps(c);
-		return walk_end(w, n == 1 && w->guessed ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING);
+		return walk_end(w, STK_MISS_STOP(n, w->guessed, w->bp, w->pc));
 	}
 	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
 	ip = w->exact && n ? w->pc + 1 : w->pc;

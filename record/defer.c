@@ -96,13 +96,12 @@ static int count_blocked(struct rec_defer *df, const struct stk_deferred_time *t
 }
 
 /*
- * The walk stopped for want of mappings stkrec may still learn: a leaf guess outside them is
- * a bad frame with the address missing (rec_unwind__walk()).
+ * The walk stopped for want of mappings stkrec may still learn: the process's, or one holding
+ * the address it missed (rec_unwind__walk(): STK_MISS_ASKS()).
  */
 static bool needs_maps(uint32_t stop, uint64_t missing)
 {
-	return stop == STK_STOP_PROC_UNKNOWN || stop == STK_STOP_NO_MAPPING ||
-	       (stop == STK_STOP_BAD_FRAME && missing);
+	return stop == STK_STOP_PROC_UNKNOWN || stop == STK_STOP_NO_MAPPING || missing;
 }
 
 /*

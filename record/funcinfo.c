@@ -66,19 +66,6 @@ static uint32_t subprog_starts(const struct bpf_insn *insns, size_t n, uint32_t 
 	return k;
 }
 
-static Elf_Scn *find_section(Elf *e, const char *name, size_t shstrndx)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	const char *s;
-
-	while ((scn = elf_nextscn(e, scn)))
-		if (gelf_getshdr(scn, &sh) && (s = elf_strptr(e, shstrndx, sh.sh_name)) &&
-		    !strcmp(s, name))
-			return scn;
-	return NULL;
-}
-
 /* The FUNC symbols of .text (the object's own ELF: trusted, built with stkrec). */
 static int read_text(Elf *e, struct text *t)
 {
@@ -86,12 +73,11 @@ static int read_text(Elf *e, struct text *t)
 	Elf_Data *code, *syms;
 	GElf_Shdr sh;
 	GElf_Sym sym;
-	size_t shstrndx, nsyms;
+	size_t nsyms;
 
-	if (elf_getshdrstrndx(e, &shstrndx) || !(text = find_section(e, ".text", shstrndx)) ||
-	    !(symtab = find_section(e, ".symtab", shstrndx)) || !gelf_getshdr(symtab, &sh) ||
-	    !(code = elf_getdata(text, NULL)) || !(syms = elf_getdata(symtab, NULL)) ||
-	    !sh.sh_entsize)
+	if (!(text = elfobj_scn_named(e, ".text", &sh)) ||
+	    !(symtab = elfobj_section(e, SHT_SYMTAB, &sh)) || !(code = elf_getdata(text, NULL)) ||
+	    !(syms = elf_getdata(symtab, NULL)) || !sh.sh_entsize)
 		return -EINVAL;
 	t->insns = code->d_buf;
 	t->ninsns = code->d_size / sizeof(*t->insns);

@@ -276,7 +276,8 @@ bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t n
  * Walk a deferred event's user stack (struct stk_deferred) by the BPF walker's rules, with the
  * mappings last written for its process, into ips (at most max frames). Returns the number of
  * frames; *stop says why the walk ended (enum stk_stop), *missing the address in no known
- * mapping when that was why (a leaf guess's, where code can be, with STK_STOP_BAD_FRAME).
+ * mapping when stkrec should look for it (STK_MISS_ASKS(): a leaf guess's too, with
+ * STK_STOP_BAD_FRAME).
  */
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
 			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing);

@@ -794,19 +794,10 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			break;
 		}
 		w.m = find_umap(w.proc, w.pc);
-		/*
-		 * the leaf is real wherever it is; a caller in no known mapping is unchecked, and a
-		 * leaf guess there a bad frame, missing only where code can be (bpf/unwind.bpf.h)
-		 */
+		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
 		if (!w.m && n) {
-			bool guess = n == 1 && w.guessed;
-
-			if (STK_GUESS_ENDS(n, w.guessed, w.bp, w.pc)) {
-				w.stop = STK_STOP_COMPLETE;	/* a program's entry */
-				break;
-			}
-			w.stop = guess ? STK_STOP_BAD_FRAME : STK_STOP_NO_MAPPING;
-			if (!guess || STK_MAY_BE_CODE(w.pc))
+			w.stop = STK_MISS_STOP(n, w.guessed, w.bp, w.pc);
+			if (STK_MISS_ASKS(n, w.guessed, w.pc))
 				*missing = w.pc;
 			break;
 		}

@@ -43,7 +43,7 @@ Elf_Scn *elfobj_section(Elf *e, uint32_t type, GElf_Shdr *sh)
 	return NULL;
 }
 
-Elf_Data *elfobj_section_named(Elf *e, const char *name, GElf_Shdr *sh)
+Elf_Scn *elfobj_scn_named(Elf *e, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -57,9 +57,16 @@ Elf_Data *elfobj_section_named(Elf *e, const char *name, GElf_Shdr *sh)
 			continue;
 		n = elf_strptr(e, shstrndx, sh->sh_name);
 		if (n && !strcmp(n, name))
-			return elf_getdata(scn, NULL);
+			return scn;
 	}
 	return NULL;
+}
+
+Elf_Data *elfobj_section_named(Elf *e, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = elfobj_scn_named(e, name, sh);
+
+	return scn ? elf_getdata(scn, NULL) : NULL;
 }
 
 bool elfobj_has_dwarf(Elf *e)

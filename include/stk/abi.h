@@ -72,13 +72,21 @@ struct stk_count {
  */
 #define STK_MAY_BE_CODE(addr) ((addr) >= 0x10000ull && (addr) < (1ull << 56))
 /*
- * A leaf guess (the return address at rsp of a leaf without CFI or frame pointer) from rbp 0
- * that reads no code: the leaf is the outermost frame, as rbp 0 says. A program's entry (ld.so's
- * _start has no CFI) has argc at rsp: a profile of compile loops sampled it 26 times a minute,
- * each counted as a bad frame. Where the guess reads code, rbp 0 was just a register's value
- * (GMP's __gmpn_invert_limb), and the walk goes on.
+ * A walk at pc, in no known mapping, after n frames (n >= 1; guessed: frame 1 is the leaf
+ * guess's). Why it ends, the same in BPF (bpf/unwind.bpf.h) and in stkrec (record/unwind.c):
+ * - a caller: no mapping, and stkrec is asked (a library mapped since it read the process);
+ * - a leaf guess: a bad frame, asked only where code can be (cc1's frame_dummy, called from
+ *   libc before stkrec had read libc);
+ * - a leaf guess from rbp 0 that reads no code: the leaf is the outermost frame, as rbp 0
+ *   says. A program's entry (ld.so's _start has no CFI) has argc at rsp: a profile of compile
+ *   loops sampled it 26 times a minute, each counted as a bad frame. Where the guess reads
+ *   code, rbp 0 was just a register's value (GMP's __gmpn_invert_limb).
  */
-#define STK_GUESS_ENDS(n, guessed, bp, pc) ((n) == 1 && (guessed) && !(bp) && !STK_MAY_BE_CODE(pc))
+#define STK_MISS_GUESS(n, guessed) ((n) == 1 && (guessed))
+#define STK_MISS_STOP(n, guessed, bp, pc)						\
+	(!STK_MISS_GUESS(n, guessed) ? STK_STOP_NO_MAPPING :				\
+	 !(bp) && !STK_MAY_BE_CODE(pc) ? STK_STOP_COMPLETE : STK_STOP_BAD_FRAME)
+#define STK_MISS_ASKS(n, guessed, pc) (!STK_MISS_GUESS(n, guessed) || STK_MAY_BE_CODE(pc))
 
 /* Why a user stack ends (struct stk_stack.stop); every reason but COMPLETE is a counted loss. */
 enum stk_stop {

@@ -34,9 +34,11 @@ void elfobj_hex(const uint8_t *id, uint32_t len, char *hex);
 Elf_Scn *elfobj_section(Elf *e, uint32_t type, GElf_Shdr *sh);
 
 /*
- * The bytes of the first section called name that has bytes in the file (not SHT_NOBITS), its
- * header in *sh; NULL when there is none. Lent by e until elf_end().
+ * The first section called name that has bytes in the file (not SHT_NOBITS), its header in *sh;
+ * NULL when there is none.
  */
+Elf_Scn *elfobj_scn_named(Elf *e, const char *name, GElf_Shdr *sh);
+/* The bytes of that section (elfobj_scn_named()); NULL without. Lent by e until elf_end(). */
 Elf_Data *elfobj_section_named(Elf *e, const char *name, GElf_Shdr *sh);
 
 /* Whether e carries DWARF debug information (.debug_info, or the old .zdebug_info) with bytes in

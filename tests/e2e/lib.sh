@@ -186,6 +186,12 @@ sum_folded() {
 	awk -v re="${2:-.}" '$0 ~ re && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$1"
 }
 
+# lost_count FILE WHAT: N of the summary line `# lost: N WHAT` (WHAT as printed), 0 without one.
+lost_count() {
+	awk -v w="$2" '$1 == "#" && $2 == "lost:" && $0 == "# lost: " $3 " " w { n = $3 }
+		END { print n + 0 }' "$1"
+}
+
 # rec_events NAME: M of stkrec's closing line `stkrec: wrote N intervals, M events, ...`.
 rec_events() {
 	sed -n 's/^stkrec: wrote [0-9]* intervals*, \([0-9]*\) events*,.*/\1/p' "$tmp/$1.err"

@@ -43,11 +43,10 @@ fi
 rec_signal INT "$REC_PID"
 rec_wait "$REC_PID"
 report full "$tmp/full.stk" -f
-lost=$(sed -n 's/^# lost: \([0-9]*\) events not counted (counts map full)$/\1/p' "$tmp/full.rerr")
+lost=$(lost_count "$tmp/full.rerr" 'events not counted (counts map full)')
 counted=$(sum_folded "$tmp/full.rep" ';wl_getppid;')
-check_eq full.counted_plus_lost $((2 * n)) $((counted + ${lost:-0})) "$tmp/full.rerr"
-check_true full.lost "some events lost to the full counts map, got ${lost:-0}" \
-	test "${lost:-0}" -gt 0
+check_eq full.counted_plus_lost $((2 * n)) $((counted + lost)) "$tmp/full.rerr"
+check_true full.lost "some events lost to the full counts map, got $lost" test "$lost" -gt 0
 
 # Early drains without polling: 110 distinct stacks (recursions 3 to 112 deep) at about 450
 # events a second into stacks maps of 64 entries, in one 60 s interval. BPF wakes stkrec when a

@@ -86,14 +86,12 @@ report "$name" "$tmp/$name.stk" -f -P
 whole=$(sum_folded "$tmp/$name.rep" \
 	'^mp_dlopen;(.*;)?main;(call_library;dlib_outer;(dlib_work;)?)?getppid ')
 leaf=$(sum_folded "$tmp/$name.rep" '^mp_dlopen;getppid ')
-full=$(sed -n 's/^# lost: \([0-9]*\) user stacks cut: the ring of deferred events was full$/\1/p' \
-	"$tmp/$name.rerr")
+full=$(lost_count "$tmp/$name.rerr" 'user stacks cut: the ring of deferred events was full')
 check_eq "$name.count" $((2 * n_full)) "$(sum_folded "$tmp/$name.rep" '^mp_dlopen;')" \
 	"$tmp/$name.rep"
 check_eq "$name.whole_or_leaf" $((2 * n_full)) $((whole + leaf)) "$tmp/$name.rep"
-check_true "$name.filled" "some events found the ring full, got ${full:-none}" \
-	test "${full:-0}" -ge 1
-check_eq "$name.named" "$leaf" "${full:-none}" "$tmp/$name.rerr"
+check_true "$name.filled" "some events found the ring full, got $full" test "$full" -ge 1
+check_eq "$name.named" "$leaf" "$full" "$tmp/$name.rerr"
 
 # The same, built without frame pointers, the library calling back into a routine of the
 # program without CFI (wl_dlopen nocfi): the walk guesses the routine's return address, which

@@ -135,14 +135,13 @@ huge_whole=$(sum_folded "$tmp/huge.rep" "$(whole wl_deep "${levels}wl_deep_getpp
 levels=$(printf 'wl_recurse_huge;%.0s' $(seq 60))$(printf '(wl_recurse_huge;)?%.0s' $(seq 4))
 huge_cut=$(sum_folded "$tmp/huge.rep" "^wl_deep;${levels}wl_deep_getppid;")
 huge_leaf=$(sum_folded "$tmp/huge.rep" "^wl_deep;syscall;")	# then the kernel frames
-lost() { # KIND: N of the loss line `# lost: N user stacks cut: KIND` (0 without one)
-	sed -n "s/^# lost: \([0-9]*\) user stacks cut: $1\$/\1/p" "$tmp/huge.rerr" | grep . || echo 0
-}
 check_eq nofp.copy_end.all 500 $((huge_whole + huge_cut + huge_leaf)) "$tmp/huge.rep"
 check_true nofp.copy_end.deferred "some events deferred and cut by the copy, got ${huge_cut}" \
 	test "$huge_cut" -ge 1
-check_eq nofp.copy_end.named "$huge_cut" "$(lost 'deeper than the 64 KiB copied')" "$tmp/huge.rerr"
-check_eq nofp.copy_end.ring_full "$huge_leaf" "$(lost 'the ring of deferred events was full')" \
+check_eq nofp.copy_end.named "$huge_cut" \
+	"$(lost_count "$tmp/huge.rerr" 'user stacks cut: deeper than the 64 KiB copied')" "$tmp/huge.rerr"
+check_eq nofp.copy_end.ring_full "$huge_leaf" \
+	"$(lost_count "$tmp/huge.rerr" 'user stacks cut: the ring of deferred events was full')" \
 	"$tmp/huge.rerr"
 
 # -- COMMAND through a 24 KiB frame whose upper pages were never touched (wl_hole.c): a deferred

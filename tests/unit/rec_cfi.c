@@ -366,16 +366,11 @@ static void find_crt(Elf *e, struct oracle_cfi *cfi)
 {
 	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa }, sub8[] = { 0x48, 0x83, 0xec, 8 };
 	static const uint8_t add8_ret[] = { 0x48, 0x83, 0xc4, 8, 0xc3 };
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	static const char *const names[] = { ".init", ".fini" };
 	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(e, scn)) && cfi->ncrt < 2) {
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
-		Elf_Data *d = name && (!strcmp(name, ".init") || !strcmp(name, ".fini")) ?
-			elf_getdata(scn, NULL) : NULL;
+	for (int i = 0; i < 2; i++) {
+		Elf_Data *d = elfobj_section_named(e, names[i], &sh);
 		const uint8_t *p = d ? d->d_buf : NULL;
 		size_t n = d ? d->d_size : 0, at;
 

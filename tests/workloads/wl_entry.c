@@ -10,6 +10,7 @@
  */
 #include <sys/syscall.h>
 
+/* wl.h's WL_STR: wl.h needs the C library */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 

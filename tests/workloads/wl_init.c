@@ -12,11 +12,8 @@ static volatile unsigned long init_events = 500;
 
 __attribute__((noinline)) void init_getppid(void)
 {
-	for (unsigned long i = 0; i < init_events; i++) {
-		long r;
-
-		__asm__ __volatile__("syscall" : "=a"(r) : "a"((long)SYS_getppid) : "rcx", "r11", "memory");
-	}
+	for (unsigned long i = 0; i < init_events; i++)
+		wl_syscall(SYS_getppid, 0, 0);
 }
 
 /* A fragment of _init, between crti.o's prologue and crtn.o's epilogue (the linker's order) */
