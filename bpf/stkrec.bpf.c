@@ -496,7 +496,7 @@ static __always_inline __u32 defer_stack_bytes(__u64 sp, bool *capped)
 	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 
 	*capped = false;
-	/* sp at the start itself: the program's entry (as a 64 KiB copy, 6,240 bytes read there) */
+	/* sp at the start itself: the program's entry, the word at sp its whole stack */
 	if (top >= sp && top - sp < STK_DEFER_STACK)
 		return top - sp + 8;	/* and the word at the start: the walk may read it */
 	*capped = true;

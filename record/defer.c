@@ -121,20 +121,19 @@ static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, 
 	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
 	if (!needs_maps(*stop, miss.addr))
 		return n;
-	/*
-	 * Its first event came before BPF's notification of it was handled: the kernel's records
-	 * may tell what it ran in (a child's fork image), where a /proc read now could be of the
-	 * program it exec'd since. gcc's children sampled between vfork and exec were cut so.
-	 */
-	if (*stop == STK_STOP_PROC_UNKNOWN && rec_procs__give_followed(df->procs, pid)) {
-		n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
-		if (!needs_maps(*stop, miss.addr))
-			return n;
+	if (*stop == STK_STOP_PROC_UNKNOWN) {
+		/*
+		 * Its first event, come before BPF's notification of it was handled: noted as that
+		 * notification will be, so that what the kernel's records tell of it (a child's fork
+		 * image) goes first. A /proc read would, just after the child's exec, be of the next
+		 * program: gcc's children sampled between vfork and exec were cut so.
+		 */
+		rec_procs__note(df->procs, pid, REC_READ_AGAIN);
+	} else if (rec_unwind__read_since(df->unwind, pid, d->ts_ns)) {
+		return n;	/* read after the event: what it ran in was mapped then, and is in that read */
+	} else {
+		rec_procs__recheck(df->procs, pid, &miss);
 	}
-	/* read after the event: what it ran in was mapped then, and is in what was read */
-	if (rec_unwind__read_since(df->unwind, pid, d->ts_ns))
-		return n;
-	rec_procs__recheck(df->procs, pid, &miss);	/* addr 0 (proc unknown): a plain read */
 	/* gone already: the walk stays cut */
 	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
 }

@@ -46,8 +46,8 @@ static int64_t subprog_target(const struct bpf_insn *insn, size_t i)
 }
 
 /*
- * The subprograms' first instructions into starts (n zeroes), in order; their count. A mark per
- * instruction first (a subprogram may have many callers), then the marks become offsets.
+ * The subprograms' first instructions into starts (n + 1 zeroes), in order; their count. A
+ * mark per instruction first (a subprogram may have many callers), then the marks become offsets.
  */
 static uint32_t subprog_starts(const struct bpf_insn *insns, size_t n, uint32_t *starts)
 {

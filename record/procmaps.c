@@ -884,13 +884,6 @@ int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss
 	return note(ps, pid, REC_READ_MISS, miss);
 }
 
-bool rec_procs__give_followed(struct rec_procs *ps, uint32_t pid)
-{
-	struct proc_entry *e = find_entry(ps, pid);
-
-	return e && !e->wanted && followed(ps, e) && !want_followed(ps, e);
-}
-
 bool rec_procs__ensure(struct rec_procs *ps, uint32_t pid, const char *comm)
 {
 	struct proc_entry *e = find_entry(ps, pid);

@@ -357,11 +357,6 @@ int rec_procs__note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why);
  */
 int rec_procs__recheck(struct rec_procs *ps, uint32_t pid, const struct rec_miss *miss);
 /*
- * pid's mappings are known from the kernel's records, but the walker has none yet (no event of
- * it was handled): give them to it now, without reading /proc. Returns whether it did.
- */
-bool rec_procs__give_followed(struct rec_procs *ps, uint32_t pid);
-/*
  * Make sure pid was read: read it now if not (an exited process gets CAP_PROC_F_NO_MAPS and
  * comm). Returns whether its maps are known.
  */
