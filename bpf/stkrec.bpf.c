@@ -326,9 +326,13 @@ static __always_inline __u64 note_first_seen(__u32 tgid)
 	return image;
 }
 
-static __always_inline __u64 hash_frames(const struct stk_stack *s, __u32 n)
+/* Global, checked once (see walk_user()): inline, the verifier walked its loop per caller. */
+__noinline __u64 hash_frames(const struct stk_stack *s, __u32 n)
 {
 	__u64 h = cfg_hash_seed;
+
+	if (!s)
+		return 0;	/* never: for the verifier */
 
 	for (__u32 i = 0; i < STK_MAX_DEPTH; i++) {
 		if (i >= n || i >= cfg_depth)
@@ -422,6 +426,19 @@ static __always_inline __u64 no_stack(struct stk_stack *s)
 	return *(volatile __u16 *)&s->nr;
 }
 
+/*
+ * walk_user_stack() into sc, as a global function: the verifier checks a global function once,
+ * on its own; inlined, the walk's callbacks were checked in states carrying the whole program's
+ * frame, and on_sample took twice as long to load (docs/bpf.md 7). To the verifier a global
+ * function's pointer arguments may be NULL. The hash of a walk is never 0.
+ */
+__noinline __u64 walk_user(struct scratch *sc, const struct uregs *r, __u32 tgid, bool entry)
+{
+	if (!sc || !r)
+		return 0;
+	return walk_user_stack(tgid, r, entry, &sc->walk, sc->row_hints, &sc->u);
+}
+
 /* The user stack into sc->u: its hash, or 0 with *err set. */
 static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 tgid, bool entry,
 					struct scratch *sc, __s32 *err)
@@ -432,7 +449,7 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
 	if (cfg_unwind == STK_UNWIND_FP)
 		h = copy_stack(ctx, s, BPF_F_USER_STACK, err);
 	else
-		h = walk_user_stack(tgid, r, entry, &sc->walk, sc->row_hints, s);
+		h = walk_user(sc, r, tgid, entry);
 	if (!h)
 		stat_add(STK_STAT_USTACK_MISSING);
 	return h;
@@ -555,20 +572,24 @@ static __always_inline void defer_failed(struct scratch *sc, struct stk_key *key
 /*
  * Send the event to user space to walk later (struct stk_deferred, as long as the stack copied):
  * registers and the top of the stack. False when the ring buffer is full: the event is then
- * counted with the stack cut (defer_failed()).
+ * counted with the stack cut (defer_failed()). Global, checked once (see walk_user()).
  */
-static __always_inline bool defer_event(struct scratch *sc, struct stk_key *key,
-					const struct uregs *r, __u32 g, bool entry)
+__noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struct uregs *r, __u32 g,
+			    bool entry)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), slot = cpu * STK_NEST_MAX + sc->level;
-	struct stk_deferred *d = bpf_map_lookup_elem(&defer_slots, &slot);
+	__u32 cpu = bpf_get_smp_processor_id(), slot, len;
+	struct stk_deferred *d;
+	struct defer_copy c;
 	bool capped;
-	struct defer_copy c = { .d = d, .sp = r->sp, .skew = r->sp & (STK_DEFER_PIECE - 1),
-				.want = defer_stack_bytes(r->sp, &capped) };
-	__u32 len;
 
+	if (!sc || !key || !r)
+		return false;	/* never: for the verifier */
+	slot = cpu * STK_NEST_MAX + sc->level;
+	d = bpf_map_lookup_elem(&defer_slots, &slot);
 	if (!d)
 		return false;
+	c = (struct defer_copy){ .d = d, .sp = r->sp, .skew = r->sp & (STK_DEFER_PIECE - 1),
+				 .want = defer_stack_bytes(r->sp, &capped) };
 	d->key = *key;
 	d->ts_ns = bpf_ktime_get_ns();
 	d->pc = r->pc;
