@@ -214,6 +214,7 @@ struct scratch {
 	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
 	struct stk_count fresh;	/* a new counts entry, built here */
+	struct stk_key ended;	/* --offcpu: the key of a block that ends, out of its entry */
 };
 
 struct {
@@ -1078,9 +1079,17 @@ int on_exit(void *ctx)
 
 #define TASK_TRACED_BIT 0x00000008	/* __TASK_TRACED, include/linux/sched.h */
 
-/* task_struct.__state (5.14+), as a CO-RE flavor: the shared vmlinux.h does not declare it. */
+#define TASK_DEAD_BIT 0x00000080	/* TASK_DEAD: the last switch-out of an exiting task */
+
+/* task_struct fields only --offcpu reads, as a CO-RE flavor: the shared vmlinux.h lacks them. */
+struct sched_entity___offcpu {
+	__u64 sum_exec_runtime;		/* ns the task has run, updated before sched_switch */
+} __attribute__((preserve_access_index));
+
 struct task_struct___offcpu {
-	unsigned int __state;
+	unsigned int __state;		/* 5.14+ */
+	struct sched_entity___offcpu se;
+	__u64 start_time;		/* tells a task from a later one given the same tid */
 } __attribute__((preserve_access_index));
 
 const volatile __u64 cfg_min_block_us = 1;	/* --min-block */
@@ -1095,6 +1104,8 @@ struct offcpu_start {
 	struct stk_key key;	/* with the user stack cut if deferred: counted so if need be */
 	__u32 deferred;		/* the user stack went to stkrec: so must the time */
 	__u32 pad;
+	__u64 ran_ns;		/* the task's run time so far (se.sum_exec_runtime) */
+	__u64 start_ns;		/* the task's start_time */
 };
 
 /*
@@ -1135,6 +1146,79 @@ static __always_inline bool wanted_block(__u32 flags, __s64 state)
 	return cfg_state == 0 ? state == 0 : (state & cfg_state) != 0;
 }
 
+/* The blocked time of a task whose stack was deferred: stkrec adds it to that stack. */
+static __always_inline bool defer_time(__u32 tid, __u64 us)
+{
+	struct stk_deferred_time *t = bpf_ringbuf_reserve(&deferred, sizeof(*t), 0);
+
+	if (!t)
+		return false;
+	t->tid = tid;
+	t->pad = 0;
+	t->us = us;
+	bpf_ringbuf_submit(t, 0);
+	return true;
+}
+
+/*
+ * The end of tid's block sp after blocked_ns: counted into generation g, or sent to stkrec when
+ * stkrec holds its walked stack; the entry goes. Not a global function: there sc would be
+ * memory of unknown kind to the verifier, and 6.1's takes no such pointer as a map value.
+ */
+static __always_inline void offcpu_block_end(__u32 tid, struct offcpu_start *sp, __u64 blocked_ns,
+					     __u32 g, struct scratch *sc)
+{
+	struct stk_key *key = &sc->ended;	/* not on the BPF stack: 6.1's 512 bytes are near */
+	__u64 us = blocked_ns / 1000;
+	bool deferred;
+
+	*key = sp->key;
+	deferred = sp->deferred;
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	if (us < cfg_min_block_us || us > cfg_max_block_us)
+		return;
+	stat_add(STK_STAT_EVENTS);
+	/* sent, or else counted with the cut stack stored at switch-out */
+	if (deferred && defer_time(tid, us))
+		return;
+	if (g)
+		counts_add(&counts1, &nkeys[1], key, us, &sc->fresh);
+	else
+		counts_add(&counts0, &nkeys[0], key, us, &sc->fresh);
+}
+
+/* tid's entry if it is task t's; one an earlier task with the same tid left is dropped. */
+static __always_inline struct offcpu_start *offcpu_entry(__u32 tid, struct task_struct___offcpu *t)
+{
+	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
+
+	if (sp && sp->start_ns != BPF_CORE_READ(t, start_time)) {
+		bpf_map_delete_elem(&offcpu_start, &tid);
+		return NULL;
+	}
+	return sp;
+}
+
+/*
+ * tid switches out while its last block still waits for its end: the kernel ran the task again
+ * without a sched_switch naming it as next (6.18: a sleeper woken from a hard irq, about 1 run
+ * in 30 of a 50 ms sleeper beside busy loops; the kernel's own sched:sched_switch event missed
+ * those switches too). That block ended when the task ran: its time is all since it switched
+ * out, less what it has run since.
+ */
+static __always_inline void offcpu_unended(__u32 tid, struct task_struct___offcpu *t, __u64 now,
+					   __u64 ran, __u32 g, struct scratch *sc)
+{
+	struct offcpu_start *sp = offcpu_entry(tid, t);
+	__u64 since, ran_since;
+
+	if (!sp)
+		return;
+	since = now - sp->ts_ns;
+	ran_since = ran - sp->ran_ns;
+	offcpu_block_end(tid, sp, ran_since < since ? since - ran_since : 0, g, sc);
+}
+
 /*
  * prev is current here: its stacks are the ones it blocks in. They go to stacks0 whatever the
  * generation: the time is known only when the task runs again, possibly intervals later, and
@@ -1143,11 +1227,13 @@ static __always_inline bool wanted_block(__u32 flags, __s64 state)
  * name a stack stored any time before it.
  */
 static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev, __u64 now,
-					      struct scratch *sc)
+					      __u32 g, struct scratch *sc)
 {
+	struct task_struct___offcpu *t = (void *)prev;
 	struct uregs r = {};
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	__u64 ran;
 	__u32 flags;
 	__s64 state;
 	bool live, ptrace_stopped;
@@ -1156,8 +1242,12 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 		return;		/* the idle task: its "blocked" time is busy CPU time */
 	if (!traced(tgid, tid))
 		return;
+	ran = BPF_CORE_READ(t, se.sum_exec_runtime);
+	offcpu_unended(tid, t, now, ran, g, sc);
 	flags = BPF_CORE_READ(prev, flags);
 	state = task_state(prev);
+	if (state > 0 && (state & TASK_DEAD_BIT))
+		return;		/* it never runs again: an entry would only wait for a reused tid */
 	ptrace_stopped = state > 0 && (state & TASK_TRACED_BIT);
 	/*
 	 * The -- COMMAND child stops for stkrec alone (its exec, its exit, each signal): that time
@@ -1177,6 +1267,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	__builtin_memset(&st, 0, sizeof(st));	/* padding too: keys hash as bytes */
 	st.key.image_ns = live ? note_first_seen(tgid) : image_stamp(tgid);
 	st.ts_ns = now;
+	st.ran_ns = ran;
+	st.start_ns = BPF_CORE_READ(t, start_time);
 	st.key.tgid = tgid;
 	st.key.pid = tid;
 	bpf_get_current_comm(st.key.comm, sizeof(st.key.comm));
@@ -1200,46 +1292,15 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);
 }
 
-/* The blocked time of a task whose stack was deferred: stkrec adds it to that stack. */
-static __always_inline bool defer_time(__u32 tid, __u64 us)
-{
-	struct stk_deferred_time *t = bpf_ringbuf_reserve(&deferred, sizeof(*t), 0);
-
-	if (!t)
-		return false;
-	t->tid = tid;
-	t->pad = 0;
-	t->us = us;
-	bpf_ringbuf_submit(t, 0);
-	return true;
-}
-
-/* next runs again: its blocked time, in microseconds, goes to generation g. */
+/* next runs again: its block ends, counted into generation g. */
 static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g,
 					     struct scratch *sc)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
-	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
-	struct stk_key key;
-	bool deferred;
-	__u64 us;
+	struct offcpu_start *sp = offcpu_entry(tid, (void *)next);
 
-	if (!sp)
-		return;
-	us = (now - sp->ts_ns) / 1000;
-	key = sp->key;
-	deferred = sp->deferred;
-	bpf_map_delete_elem(&offcpu_start, &tid);
-	if (us < cfg_min_block_us || us > cfg_max_block_us)
-		return;
-	stat_add(STK_STAT_EVENTS);
-	/* sent, or else counted with the cut stack stored at switch-out */
-	if (deferred && defer_time(tid, us))
-		return;
-	if (g)
-		counts_add(&counts1, &nkeys[1], &key, us, &sc->fresh);
-	else
-		counts_add(&counts0, &nkeys[0], &key, us, &sc->fresh);
+	if (sp)
+		offcpu_block_end(tid, sp, now - sp->ts_ns, g, sc);
 }
 
 /*
@@ -1258,7 +1319,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (!sc)
 		return 0;
 	seq = *(volatile __u32 *)&gen_seq;
-	offcpu_switch_out(ctx, prev, now, sc);
+	offcpu_switch_out(ctx, prev, now, seq & 1, sc);
 	offcpu_switch_in(next, now, seq & 1, sc);
 	leave(nest, seq);
 	return 0;

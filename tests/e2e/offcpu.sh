@@ -15,11 +15,10 @@ chain='^wl_sleep;[^ ]*;main;sleeper_outer;sleeper_inner;[^ ]*do_nanosleep;'
 # it asked to sleep, and between 80% and 101% of the time it measured itself (wl_sleep -t, its
 # `elapsed_ns` line in OUT). Not the nominal time +10%: a busy host wakes a sleeper late, and
 # the wait for a CPU is off-CPU time too (a CI run saw 2.45 s for 40 x 50 ms). 80%, not 90%: on
-# a host with a quarter of its time stolen, 1.31 s of a measured 1.49 s were counted. Where the
-# rest went is not known yet: whole blocks are sometimes lost (a known bug: beside three busy
-# loops, 1 run in 30 to 90 lost one sleep; debug prints showed its switch-out stored and no run
-# of the program at its switch-in, with no recursion miss and no nesting failure), and steal
-# while the sleeper runs is time the guest's scheduler never sees as off-CPU.
+# a host with a quarter of its time stolen, 1.31 s of a measured 1.49 s were counted: steal while
+# the sleeper runs is time the guest's scheduler never sees as off-CPU. (Whole blocks were also
+# lost, 1 run in 30 beside three busy loops, when the kernel ran the sleeper again without a
+# sched_switch naming it; they are ended at the next switch-out now: docs/bpf.md 6.)
 asleep() {
 	local wall
 	wall=$(awk '/^elapsed_ns / { print int($2 / 1000) }' "$4")
