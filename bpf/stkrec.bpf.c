@@ -1070,8 +1070,14 @@ int on_exit(void *ctx)
 
 /* ---- --offcpu (bcc offcputime) ------------------------------------------------------------ */
 
-/* Kernel frames above __schedule() at sched_switch: the BPF program and bpf_trace_run4(). */
+/*
+ * Kernel frames above __schedule() at sched_switch: the BPF program and bpf_trace_run4(), and
+ * where the tracepoint calls its probes through __traceiter_sched_switch() (6.18; 6.1 calls them
+ * from __schedule()) that one too: the first switch-out names its frame to find out, once.
+ */
 #define OFFCPU_KSKIP 2
+__u32 offcpu_kskip_extra;	/* 1: skip __traceiter_sched_switch() too */
+bool offcpu_kskip_known;
 
 #ifndef PF_EXITING
 #define PF_EXITING 0x00000004	/* include/linux/sched.h, stable since 2.6 */
@@ -1219,6 +1225,20 @@ static __always_inline void offcpu_unended(__u32 tid, struct task_struct___offcp
 	offcpu_block_end(tid, sp, ran_since < since ? since - ran_since : 0, g, sc);
 }
 
+/* Is the frame below the two OFFCPU_KSKIP skips the tracepoint's own? Named by %ps, once. */
+static __always_inline void learn_offcpu_kskip(void *ctx)
+{
+	static const char traceiter[] = "__traceiter_";
+	char name[sizeof(traceiter)];
+	__u64 ip;
+
+	if (bpf_get_stack(ctx, &ip, sizeof(ip), OFFCPU_KSKIP) != sizeof(ip))
+		return;
+	bpf_snprintf(name, sizeof(name), "%ps", &ip, sizeof(ip));
+	offcpu_kskip_extra = !bpf_strncmp(name, sizeof(traceiter) - 1, traceiter);
+	offcpu_kskip_known = true;
+}
+
 /*
  * prev is current here: its stacks are the ones it blocks in. They go to stacks0 whatever the
  * generation: the time is known only when the task runs again, possibly intervals later, and
@@ -1273,10 +1293,13 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.pid = tid;
 	bpf_get_current_comm(st.key.comm, sizeof(st.key.comm));
 	/*
-	 * The kernel walk starts inside the tracing machinery: this program and bpf_trace_run4()
-	 * sit above __schedule(). Skip them, as the trampoline frames of fentry are.
+	 * The kernel walk starts inside the tracing machinery, above __schedule() (OFFCPU_KSKIP).
+	 * Skip it, as the trampoline frames of fentry are.
 	 */
-	st.key.kstack = kernel_stack(ctx, UREGS_TASK, OFFCPU_KSKIP, &sc->k, &st.key.kerr);
+	if (!offcpu_kskip_known)
+		learn_offcpu_kskip(ctx);
+	st.key.kstack = kernel_stack(ctx, UREGS_TASK, OFFCPU_KSKIP + offcpu_kskip_extra, &sc->k,
+				     &st.key.kerr);
 	sc->walk.waits = false;
 	if (user_stack_wanted(UREGS_TASK, &st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
