@@ -104,6 +104,7 @@ struct rec_procs {
 	uint32_t nhits, hits_cap;
 	char mnt_ns[64];	/* readlink of /proc/self/ns/mnt */
 	long clk_tck;
+	bool gate_last;		/* maps lists end with the vsyscall page (stkrec's own does) */
 };
 
 static int cmp_proc(const void *a, const void *b)
@@ -127,6 +128,22 @@ static void read_mnt_ns(uint32_t pid, char *buf, size_t sz)
 	buf[n > 0 ? n : 0] = 0;
 }
 
+/* The line of the vsyscall page, last in a 64-bit process's maps where the kernel has one. */
+#define GATE_LINE "ffffffffff600000-"
+
+static bool self_maps_end_with_gate(void)
+{
+	char line[PATH_MAX + 256] = "";
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		;
+	fclose(f);
+	return !strncmp(line, GATE_LINE, sizeof(GATE_LINE) - 1);
+}
+
 struct rec_procs *rec_procs__new(struct rec_unwind *unwind)
 {
 	struct rec_procs *ps = calloc(1, sizeof(*ps));
@@ -144,6 +161,7 @@ struct rec_procs *rec_procs__new(struct rec_unwind *unwind)
 		return NULL;
 	}
 	read_mnt_ns(0, ps->mnt_ns, sizeof(ps->mnt_ns));
+	ps->gate_last = self_maps_end_with_gate();
 	return ps;
 }
 
@@ -686,6 +704,7 @@ struct proc_read {
 	bool other_ns;
 	uint32_t uid;
 	uint64_t read_ns;	/* when /proc/PID/maps was opened */
+	bool gate, high;	/* the vsyscall page's line was read; a mapping above 4 GiB */
 };
 
 static void clear_read(struct proc_read *r)
@@ -708,6 +727,8 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	if (!f)
 		return -errno;
 	while (!err && fgets(line, sizeof(line), f)) {
+		r->gate |= !strncmp(line, GATE_LINE, sizeof(GATE_LINE) - 1);
+		r->high |= strcspn(line, "-") > 8;
 		if (rec_maps_line(line, &p.m, file, sizeof(file)) <= 0)
 			continue;
 		p.m.path = file;
@@ -762,6 +783,15 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	 * NO_MAPS instead of sending every user frame to "address outside any mapping".
 	 */
 	if (!err && !r->nmaps)
+		err = -ESRCH;
+	/*
+	 * Cut short: the kernel lists maps a page per read(), and one that finds the process's
+	 * memory gone (it exited or exec'd since the last) ends the list early, as if whole. gcc's
+	 * `as` was recorded with 2 of its mappings, its frames in ld.so "outside any mapping". A
+	 * 64-bit process's list (one with a mapping above 4 GiB) ends with the vsyscall page
+	 * wherever stkrec's own does: without it, the read is of a process gone meanwhile.
+	 */
+	if (!err && ps->gate_last && r->high && !r->gate)
 		err = -ESRCH;
 	return err;
 }
