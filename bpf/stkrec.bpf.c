@@ -109,7 +109,7 @@ struct {
  */
 struct seen_cache {
 	__u64 mark;		/* seen_epoch << 32 | tgid */
-	__u64 image_ns;
+	struct stk_image image;
 };
 
 struct {
@@ -284,12 +284,12 @@ static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 	bpf_ringbuf_submit(e, STK_RB_NO_WAKEUP);
 }
 
-/* The image stamp of tgid (struct stk_key image_ns): its last exec or fork BPF saw, else 0. */
-static __always_inline __u64 image_stamp(__u32 tgid)
+/* The image of tgid: its last exec or fork BPF saw, else zeroes. */
+static __always_inline struct stk_image image_of(__u32 tgid)
 {
-	__u64 *ns = bpf_map_lookup_elem(&exec_ns, &tgid);
+	struct stk_image *v = bpf_map_lookup_elem(&exec_ns, &tgid), none = {};
 
-	return ns ? *ns : 0;
+	return v ? *v : none;
 }
 
 /*
@@ -299,16 +299,17 @@ static __always_inline __u64 image_stamp(__u32 tgid)
  * on_exec() and on_fork() stamp exec_ns before any bump, so the cached stamp is voided with it.
  * Returns the tgid's image stamp.
  */
-static __always_inline __u64 note_first_seen(__u32 tgid)
+static __always_inline struct stk_image note_first_seen(__u32 tgid)
 {
 	__u32 zero = 0;
 	struct seen_cache *last = bpf_map_lookup_elem(&seen_last, &zero);
-	__u64 mark = ((__u64)*(volatile __u32 *)&seen_epoch << 32) | tgid, image;
+	__u64 mark = ((__u64)*(volatile __u32 *)&seen_epoch << 32) | tgid;
+	struct stk_image image;
 	__u8 one = 1;
 
 	if (last && *(volatile __u64 *)&last->mark == mark)
-		return last->image_ns;
-	image = image_stamp(tgid);
+		return last->image;
+	image = image_of(tgid);
 	/* A lookup is lock-free, while an update takes the bucket lock even when it fails. */
 	if (!bpf_map_lookup_elem(&seen, &tgid)) {
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
@@ -321,7 +322,7 @@ static __always_inline __u64 note_first_seen(__u32 tgid)
 	}
 	if (last) {
 		last->mark = 0;		/* a nested program sees a miss, not a half-written pair */
-		last->image_ns = image;
+		last->image = image;
 		*(volatile __u64 *)&last->mark = mark;
 	}
 	return image;
@@ -465,7 +466,7 @@ static __always_inline __u64 user_stack(void *ctx, const struct uregs *r, __u32 
  * lets the verifier turn the reads into plain loads: two bpf_probe_read_kernel() calls cost
  * 30-40 ns an event.
  */
-static __always_inline bool no_user_stack(void)
+static __always_inline bool no_user_stack(__u64 image_mm)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	/*
@@ -475,20 +476,28 @@ static __always_inline bool no_user_stack(void)
 	 */
 	struct mm_struct *mm = task->mm;
 
-	return !mm || (task->flags & PF_KTHREAD) || !mm->end_code;
+	if (!mm || (task->flags & PF_KTHREAD) || !mm->end_code)
+		return true;
+	/*
+	 * Another mm than the stamped image's: an exec past that point, not stamped yet (between
+	 * load_elf_binary() and on_exec()'s stamp). The registers are the new image's entry, of
+	 * which stkrec has no record under the old stamp: named against the old image, such
+	 * samples were a frame "outside any mapping" (6 a minute in the compile loops).
+	 */
+	return image_mm && (__u64)mm != image_mm;
 }
 
 /*
  * Is there a user stack to take? If not, *err says why (STK_STACK_*). from: an event whose ctx
  * holds user registers (uprobe, USDT) is in a user task, running its image.
  */
-static __always_inline bool user_stack_wanted(enum uregs_from from, __s32 *err)
+static __always_inline bool user_stack_wanted(enum uregs_from from, __u64 image_mm, __s32 *err)
 {
 	if (!cfg_ustacks) {
 		*err = STK_STACK_NOT_WANTED;
 		return false;
 	}
-	if (from != UREGS_CTX && no_user_stack()) {
+	if (from != UREGS_CTX && no_user_stack(image_mm)) {
 		*err = STK_STACK_NONE;
 		return false;
 	}
@@ -843,7 +852,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq, g, *nest;
-	__u64 image = 0;
+	struct stk_image image = {};
 	struct uregs r = {};
 	struct scratch *sc;
 	struct stk_key key;
@@ -870,13 +879,13 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	key.pid = tid;
 	key.probe = probe;
 	key.kret = kret;
-	key.image_ns = image;
+	key.image_ns = image.ns;
 	if (cfg_unwind == STK_UNWIND_FP)
 		key.uret = uret;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	key.kstack = kernel_stack(ctx, from, kskip, &sc->k, &key.kerr);
 	sc->walk.waits = false;
-	if (user_stack_wanted(from, &key.uerr)) {
+	if (user_stack_wanted(from, image.mm, &key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
 			user_regs(ctx, from, &r);
 		key.ustack = user_stack(ctx, &r, tgid, entry, sc, &key.uerr);
@@ -991,6 +1000,8 @@ int on_exec(void *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u64 now = bpf_ktime_get_ns();
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct stk_image image = { .ns = now, .mm = (__u64)BPF_CORE_READ(task, mm) };
 
 	bpf_map_delete_elem(&seen, &tgid);
 	/*
@@ -998,7 +1009,7 @@ int on_exec(void *ctx)
 	 * is also the new image's stamp in every key from here on (struct stk_key image_ns), and
 	 * the notification carries it, so stkrec tells the two images' rows apart.
 	 */
-	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
+	bpf_map_update_elem(&exec_ns, &tgid, &image, BPF_ANY);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* the old image's tables */
 	__sync_fetch_and_add(&seen_epoch, 1);	/* after the delete: see note_first_seen() */
 	if (cfg_filter_tgid)
@@ -1035,10 +1046,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 tgid = BPF_CORE_READ(child, tgid);
 	__u64 now = bpf_ktime_get_ns();
+	/* a vfork child's mm is its parent's: the image it runs until its exec */
+	struct stk_image image = { .ns = now, .mm = (__u64)BPF_CORE_READ(child, mm) };
 
 	if (tgid != BPF_CORE_READ(child, pid))
 		return 0;	/* a thread shares its process's image */
-	bpf_map_update_elem(&exec_ns, &tgid, &now, BPF_ANY);
+	bpf_map_update_elem(&exec_ns, &tgid, &image, BPF_ANY);
 	if (cfg_unwind != STK_UNWIND_FP)
 		copy_parent_tables(BPF_CORE_READ(parent, tgid), tgid);
 	/*
@@ -1250,6 +1263,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 					      __u32 g, struct scratch *sc)
 {
 	struct task_struct___offcpu *t = (void *)prev;
+	struct stk_image image;
 	struct uregs r = {};
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
@@ -1285,7 +1299,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	live = !(flags & PF_EXITING) && !ptrace_stopped;
 
 	__builtin_memset(&st, 0, sizeof(st));	/* padding too: keys hash as bytes */
-	st.key.image_ns = live ? note_first_seen(tgid) : image_stamp(tgid);
+	image = live ? note_first_seen(tgid) : image_of(tgid);
+	st.key.image_ns = image.ns;
 	st.ts_ns = now;
 	st.ran_ns = ran;
 	st.start_ns = BPF_CORE_READ(t, start_time);
@@ -1301,7 +1316,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.kstack = kernel_stack(ctx, UREGS_TASK, OFFCPU_KSKIP + offcpu_kskip_extra, &sc->k,
 				     &st.key.kerr);
 	sc->walk.waits = false;
-	if (user_stack_wanted(UREGS_TASK, &st.key.uerr)) {
+	if (user_stack_wanted(UREGS_TASK, image.mm, &st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
 			user_regs(ctx, UREGS_TASK, &r);
 		st.key.ustack = user_stack(ctx, &r, tgid, false, sc, &st.key.uerr);

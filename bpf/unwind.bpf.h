@@ -59,7 +59,7 @@ struct {
 
 /*
  * tgid -> the time of its last exec, or of its fork when it is a new process since (the image
- * stamp of struct stk_key, kept with --unwind fp too). A re-read asked for by an event of the old image may read
+ * stamp of struct stk_key, kept with --unwind fp too), and the image's mm (struct stk_image). A re-read asked for by an event of the old image may read
  * the new one, where the address it asks about means nothing: it must not settle the process
  * (record/unwind.c rec_unwind__proc()).
  */
@@ -67,7 +67,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct stk_image);
 } exec_ns SEC(".maps");
 
 /* Offsets in the ucontext a signal frame leaves at rsp (struct sigcontext, x86-64 ABI). */

@@ -475,9 +475,9 @@ static int publish(struct rec_unwind *u, uint32_t pid, const struct stk_uproc *v
 /* Did pid exec after ns? (bpf/unwind.bpf.h exec_ns) */
 static bool exec_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
 {
-	uint64_t exec_ns;
+	struct stk_image image;
 
-	return !bpf_map_lookup_elem(u->maps->exec_ns_fd, &pid, &exec_ns) && exec_ns > ns;
+	return !bpf_map_lookup_elem(u->maps->exec_ns_fd, &pid, &image) && image.ns > ns;
 }
 
 /* The walker's value of rd's mappings, uploading their tables; NULL without memory. */

@@ -22,6 +22,16 @@
 					 * the user stack of a task in execve() between its
 					 * old image and the new one */
 
+/*
+ * A process's image as BPF stamps it (bpf/unwind.bpf.h exec_ns): the time of its last exec, or of
+ * its fork (struct stk_key image_ns), and the address of that image's mm_struct. A task whose mm
+ * is another is in an exec not stamped yet.
+ */
+struct stk_image {
+	__u64 ns;
+	__u64 mm;
+};
+
 /* What the counts maps count (struct stk_count): one row of an interval. */
 struct stk_key {
 	__u32 tgid;
