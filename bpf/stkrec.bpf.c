@@ -482,7 +482,7 @@ static __always_inline bool no_user_stack(__u64 image_mm)
 	 * Another mm than the stamped image's: an exec past that point, not stamped yet (between
 	 * load_elf_binary() and on_exec()'s stamp). The registers are the new image's entry, of
 	 * which stkrec has no record under the old stamp: named against the old image, such
-	 * samples were a frame "outside any mapping" (6 a minute in the compile loops).
+	 * samples were a frame "outside any mapping" (2-8 a minute in the compile loops).
 	 */
 	return image_mm && (__u64)mm != image_mm;
 }
@@ -1139,10 +1139,8 @@ struct {
 } offcpu_start SEC(".maps");
 
 /* task->__state (5.14+), or -1 on a kernel without the field: read once per switch-out. */
-static __always_inline __s64 task_state(struct task_struct *task)
+static __always_inline __s64 task_state(struct task_struct___offcpu *t)
 {
-	struct task_struct___offcpu *t = (void *)task;
-
 	if (!bpf_core_field_exists(t->__state))
 		return -1;
 	return BPF_CORE_READ(t, __state);
@@ -1223,7 +1221,9 @@ static __always_inline struct offcpu_start *offcpu_entry(__u32 tid, struct task_
  * without a sched_switch naming it as next (6.18: a sleeper woken from a hard irq, about 1 run
  * in 30 of a 50 ms sleeper beside busy loops; the kernel's own sched:sched_switch event missed
  * those switches too). That block ended when the task ran: its time is all since it switched
- * out, less what it has run since.
+ * out, less what it has run since. A lookup per switch-out, not a failed BPF_NOEXIST store at
+ * the end: the time must reach the ring before this switch-out's deferred stack does (stkrec
+ * gives a time to the last stack of its thread), and skipped switch-outs must end it too.
  */
 static __always_inline void offcpu_unended(__u32 tid, struct task_struct___offcpu *t, __u64 now,
 					   __u64 ran, __u32 g, struct scratch *sc)
@@ -1279,7 +1279,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	ran = BPF_CORE_READ(t, se.sum_exec_runtime);
 	offcpu_unended(tid, t, now, ran, g, sc);
 	flags = BPF_CORE_READ(prev, flags);
-	state = task_state(prev);
+	state = task_state(t);
 	if (state > 0 && (state & TASK_DEAD_BIT))
 		return;		/* it never runs again: an entry would only wait for a reused tid */
 	ptrace_stopped = state > 0 && (state & TASK_TRACED_BIT);

@@ -58,10 +58,11 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
- * tgid -> the time of its last exec, or of its fork when it is a new process since (the image
- * stamp of struct stk_key, kept with --unwind fp too), and the image's mm (struct stk_image). A re-read asked for by an event of the old image may read
- * the new one, where the address it asks about means nothing: it must not settle the process
- * (record/unwind.c rec_unwind__proc()).
+ * tgid -> its image (struct stk_image): the time of its last exec, or of its fork when it is a
+ * new process since (the image stamp of struct stk_key, kept with --unwind fp too), and the
+ * image's mm. A re-read asked for by an event of the old image may read the new one, where the
+ * address it asks about means nothing: it must not settle the process (record/unwind.c
+ * rec_unwind__proc()).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -704,7 +704,6 @@ struct proc_read {
 	bool other_ns;
 	uint32_t uid;
 	uint64_t read_ns;	/* when /proc/PID/maps was opened */
-	bool gate, high;	/* the vsyscall page's line was read; a mapping above 4 GiB */
 };
 
 static void clear_read(struct proc_read *r)
@@ -718,6 +717,7 @@ static void clear_read(struct proc_read *r)
 static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 {
 	char path[64], line[PATH_MAX + 256], file[PATH_MAX];
+	bool gate = false, high = false;	/* the vsyscall page's line; a mapping above 4 GiB */
 	struct pmap p;
 	int err = 0;
 	FILE *f;
@@ -727,8 +727,8 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	if (!f)
 		return -errno;
 	while (!err && fgets(line, sizeof(line), f)) {
-		r->gate |= !strncmp(line, GATE_LINE, sizeof(GATE_LINE) - 1);
-		r->high |= strcspn(line, "-") > 8;
+		gate |= !strncmp(line, GATE_LINE, sizeof(GATE_LINE) - 1);
+		high |= strcspn(line, "-") > 8;
 		if (rec_maps_line(line, &p.m, file, sizeof(file)) <= 0)
 			continue;
 		p.m.path = file;
@@ -744,6 +744,15 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 			free(p.m.path);
 	}
 	fclose(f);
+	/*
+	 * Cut short: the kernel lists maps a page per read(), and one that finds the process's
+	 * memory gone (it exited or exec'd since the last) ends the list early, as if whole. gcc's
+	 * `as` was recorded with 2 of its mappings, its frames in ld.so "outside any mapping". A
+	 * 64-bit process's list (one with a mapping above 4 GiB) ends with the vsyscall page
+	 * wherever stkrec's own does: without it, the read is of a process gone meanwhile.
+	 */
+	if (!err && ps->gate_last && high && !gate)
+		err = -ESRCH;
 	return err;
 }
 
@@ -783,15 +792,6 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	 * NO_MAPS instead of sending every user frame to "address outside any mapping".
 	 */
 	if (!err && !r->nmaps)
-		err = -ESRCH;
-	/*
-	 * Cut short: the kernel lists maps a page per read(), and one that finds the process's
-	 * memory gone (it exited or exec'd since the last) ends the list early, as if whole. gcc's
-	 * `as` was recorded with 2 of its mappings, its frames in ld.so "outside any mapping". A
-	 * 64-bit process's list (one with a mapping above 4 GiB) ends with the vsyscall page
-	 * wherever stkrec's own does: without it, the read is of a process gone meanwhile.
-	 */
-	if (!err && ps->gate_last && r->high && !r->gate)
 		err = -ESRCH;
 	return err;
 }

@@ -139,7 +139,8 @@ check_eq nofp.copy_end.all 500 $((huge_whole + huge_cut + huge_leaf)) "$tmp/huge
 check_true nofp.copy_end.deferred "some events deferred and cut by the copy, got ${huge_cut}" \
 	test "$huge_cut" -ge 1
 check_eq nofp.copy_end.named "$huge_cut" \
-	"$(lost_count "$tmp/huge.rerr" 'user stacks cut: deeper than the 64 KiB copied')" "$tmp/huge.rerr"
+	"$(lost_count "$tmp/huge.rerr" 'user stacks cut: deeper than the 64 KiB copied')" \
+	"$tmp/huge.rerr"
 check_eq nofp.copy_end.ring_full "$huge_leaf" \
 	"$(lost_count "$tmp/huge.rerr" 'user stacks cut: the ring of deferred events was full')" \
 	"$tmp/huge.rerr"
