@@ -30,6 +30,7 @@ const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ri
 const volatile __u32 cfg_depth = STK_DEFAULT_DEPTH;	/* frames per stack, <= STK_MAX_DEPTH */
 const volatile __u64 cfg_hash_seed = 0;		/* random per run: stack hashes are keyed */
 const volatile bool cfg_defer = false;		/* walk unfinished user stacks in user space */
+const volatile bool cfg_retry = false;		/* the kernel has BPF task work (retry_walk()) */
 /* The new entries of one generation at which its stacks or counts map is over half full. */
 const volatile __u64 cfg_stacks_half = 0;
 const volatile __u64 cfg_keys_half = 0;
@@ -843,6 +844,130 @@ static __always_inline void leave(__u32 *nest, __u32 seq)
 }
 
 /*
+ * ---- A walk repeated on the task's return to user space (6.18+) ----
+ *
+ * A user stack that cannot be read at the event may be readable a moment later: most such walks
+ * in the compile loops stopped at the stack page of a copy-on-write break in progress (the
+ * sample hit do_wp_page just after bash's fork, with the page's entry cleared). While the task
+ * is in the kernel its user registers stay as the event saw them, so the same walk from them at
+ * its return to user space, once the fault is done, gives the stack the event had. The kernel's
+ * task work (bpf_task_work_schedule_resume_impl()) runs a callback there. The event is counted
+ * then, by the callback; if the registers have moved meanwhile (the event hit user mode), or the
+ * task never returns (it exits), it is counted with the walk it had.
+ */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map,
+					      int (*callback)(struct bpf_map *map, void *key,
+							      void *value),
+					      void *aux__prog) __weak __ksym;
+extern void bpf_preempt_disable(void) __weak __ksym;
+extern void bpf_preempt_enable(void) __weak __ksym;
+
+/* Slots of events waiting for their task's return, a task's slot its tid modulo this. */
+#define RETRY_SLOTS 32
+
+struct retry {
+	struct bpf_task_work tw;
+	__u32 tid;		/* the task holding the slot; 0: free */
+	bool entry;
+	struct uregs r;		/* the registers the walk started from */
+	struct stk_key key;	/* as it would have been counted then */
+	struct stk_stack k, u;	/* the kernel stack; the walk that could not read on */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RETRY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct retry);
+} retries SEC(".maps");
+
+/* Events waiting for their task's return: stkrec's last drain waits for them (run.c). */
+__u64 retries_pending;
+
+static __always_inline bool same_regs(const struct uregs *a, const struct uregs *b)
+{
+	return a->pc == b->pc && a->sp == b->sp && a->bp == b->bp;
+}
+
+/* Count v's event in the generation of now, with the walk repeated if its registers stand. */
+static __always_inline void count_retried(struct retry *v)
+{
+	__u32 seq, *nest;
+	struct scratch *sc = enter(&nest);
+	struct stk_key key = v->key;
+	struct uregs r = {};
+	bool walked;
+
+	if (!sc)
+		return;
+	seq = *(volatile __u32 *)&gen_seq;
+	bpf_probe_read_kernel(&sc->k, sizeof(sc->k), &v->k);
+	user_regs(NULL, UREGS_TASK, &r);
+	sc->walk.waits = false;
+	walked = same_regs(&r, &v->r) && !no_user_stack(0);
+	if (walked)
+		key.ustack = walk_user(sc, &r, key.tgid, v->entry);
+	/* not walked, or no better than before: the event's own walk */
+	if (!walked || !key.ustack || sc->u.stop == STK_STOP_READ_FAULT) {
+		bpf_probe_read_kernel(&sc->u, sizeof(sc->u), &v->u);
+		sc->walk.waits = false;
+		key.ustack = v->key.ustack;
+	}
+	if ((seq & 1 ? count_in(&counts1, &stacks1, seq, &key, sc, &r, v->entry) :
+		       count_in(&counts0, &stacks0, seq, &key, sc, &r, v->entry)) && cfg_snoop)
+		snoop_event(&key, seq & 1);
+	leave(nest, seq);
+}
+
+/*
+ * The task work's callback, in the task on its way back to user space: sleepable, migration
+ * disabled. Preemption off makes it like any other event's program: a scratch slot is held by
+ * one program at a time per CPU, and the drain's grace period (membarrier) waits for it.
+ */
+static int retry_walk(struct bpf_map *map, void *slot, void *value)
+{
+	struct retry *v = value;
+
+	bpf_preempt_disable();
+	count_retried(v);
+	bpf_preempt_enable();
+	__sync_fetch_and_and(&v->tid, 0);
+	__sync_fetch_and_add(&retries_pending, -1);
+	return 0;
+}
+
+/*
+ * Leave an event whose walk stopped at memory it could not read to be counted at the task's
+ * return to user space (retry_walk()); not one the walk left to user space (walk_waits()).
+ * False: count it now. Global, checked once (see walk_user()).
+ */
+__noinline bool retry_at_return(struct scratch *sc, const struct stk_key *key,
+				const struct uregs *r, bool entry)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), slot = tid % RETRY_SLOTS;
+	struct retry *v;
+
+	if (!cfg_retry || !sc || !key || !r || walk_waits(sc))
+		return false;
+	v = bpf_map_lookup_elem(&retries, &slot);
+	if (!v || __sync_val_compare_and_swap(&v->tid, 0, tid) != 0)
+		return false;	/* another task's event waits there */
+	v->key = *key;
+	v->r = *r;
+	v->entry = entry;
+	bpf_probe_read_kernel(&v->k, sizeof(v->k), &sc->k);
+	bpf_probe_read_kernel(&v->u, sizeof(v->u), &sc->u);
+	__sync_fetch_and_add(&retries_pending, 1);
+	if (!bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &v->tw, &retries,
+						retry_walk, NULL))
+		return true;
+	__sync_fetch_and_add(&retries_pending, -1);
+	__sync_fetch_and_and(&v->tid, 0);
+	return false;
+}
+
+/*
  * uret: the user return address at a uprobe's entry (fp only); kret: the kernel return address
  * at a kprobe's entry (struct stk_key). from: where the user registers are; entry: the event is
  * at a function's first instruction. kskip: kernel frames to drop from the top of the stack.
@@ -892,6 +1017,12 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	}
 	if (!key.ustack)	/* for the verifier (no_stack()): a compare an event */
 		key.ustack = no_stack(&sc->u);
+	/* the registers of a uprobe's trap move on before the task returns: no retry */
+	if (cfg_retry && from != UREGS_CTX && key.ustack && sc->u.stop == STK_STOP_READ_FAULT &&
+	    retry_at_return(sc, &key, &r, entry)) {
+		leave(nest, seq);
+		return 0;
+	}
 
 	if (g)
 		counted = count_in(&counts1, &stacks1, seq, &key, sc, &r, entry);

@@ -123,4 +123,18 @@ struct task_struct {
 	int tgid;
 } __attribute__((preserve_access_index));
 
+/*
+ * A map value field the kernel finds by this name in the value's BTF (6.18+; a plain 8 bytes to
+ * older kernels): the task work of bpf_task_work_schedule_resume_impl().
+ */
+struct bpf_task_work {
+	__u64 __opaque;
+};
+
+/* Only as a pointer, in the task work callback's type; libbpf matches a kfunc's prototype by kinds,
+ * and a declaration alone (BTF FWD) is no struct to it. */
+struct bpf_map {
+	int __unused;
+};
+
 #endif /* __VMLINUX_H__ */

@@ -41,6 +41,7 @@ const char *cap_loss_name(unsigned int kind)
 		[CAP_LOSS_NESTED] = "events not counted (BPF programs nested too deep)",
 		[CAP_LOSS_USTACK_COPY_END] = "user stacks cut: deeper than the 64 KiB copied",
 		[CAP_LOSS_USTACK_DEFER_FULL] = "user stacks cut: the ring of deferred events was full",
+		[CAP_LOSS_RETRY_PENDING] = "events not counted: their task had not returned to user space",
 	};
 
 	if (kind < CAP_LOSS__COUNT && names[kind])

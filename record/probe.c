@@ -5,11 +5,15 @@
  * every target with its probe id as BPF cookie.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/btf.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
@@ -146,6 +150,42 @@ static int size_defer(struct rec_probe *p, const struct rec_opts *o)
 	return err;
 }
 
+/*
+ * Does the running kernel have a function of this name? Its BTF's string table holds every
+ * function's name, once: a search of it through mmap takes 0.2 ms, where parsing the whole BTF
+ * (btf__load_vmlinux_btf()) took 6 ms of a 1 s recording's 35, and reading the file (sysfs
+ * hands it out a page per read) 1 ms. Hand-written: libbpf has no lookup short of the parse.
+ * Kernels before 6.16 cannot mmap their BTF; the functions asked for here are younger.
+ */
+static bool kernel_has_function(const char *name)
+{
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	const struct btf_header *h;
+	size_t len = strlen(name) + 2;	/* the name whole: between two string ends */
+	char pat[128];
+	struct stat st;
+	bool found = false;
+	void *m;
+
+	if (fd < 0)
+		return false;
+	if (len > sizeof(pat) || fstat(fd, &st) || (size_t)st.st_size < sizeof(*h))
+		goto out;
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		goto out;
+	h = m;
+	pat[0] = '\0';
+	memcpy(pat + 1, name, len - 1);
+	if (h->magic == BTF_MAGIC &&
+	    (uint64_t)h->hdr_len + h->str_off + h->str_len <= (uint64_t)st.st_size)
+		found = memmem((char *)m + h->hdr_len + h->str_off, h->str_len, pat, len) != NULL;
+	munmap(m, st.st_size);
+out:
+	close(fd);
+	return found;
+}
+
 static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs, int child)
 {
 	struct stkrec_bpf__rodata *ro = p->skel->rodata;
@@ -166,6 +206,9 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_unwind = o->unwind;
 	/* --offcpu too: the stack at switch-out, then the time at switch-in (stk_deferred_time) */
 	ro->cfg_defer = o->unwind != STK_UNWIND_FP;
+	/* BPF task work (6.18): a walk that could not read the stack is repeated later */
+	ro->cfg_retry = ro->cfg_defer && !o->offcpu &&
+			kernel_has_function("bpf_task_work_schedule_resume_impl");
 	/* Keyed stack hashes: a traced program cannot aim two stacks at one hash. */
 	if (getrandom((void *)&ro->cfg_hash_seed, sizeof(ro->cfg_hash_seed), 0) !=
 	    sizeof(ro->cfg_hash_seed))
@@ -568,6 +611,7 @@ static void fill_maps(struct rec_probe *p)
 	p->maps.unwind = s->rodata->cfg_unwind;
 	p->maps.gen_seq = &s->bss->gen_seq;
 	p->maps.drained_seq = &s->bss->drained_seq;
+	p->maps.retries_pending = (volatile uint64_t *)&s->bss->retries_pending;
 	p->maps.nstacks = (volatile uint64_t *)s->bss->nstacks;
 	p->maps.nkeys = (volatile uint64_t *)s->bss->nkeys;
 }
@@ -611,6 +655,8 @@ struct rec_probe *rec_probe__open(const struct rec_opts *o, struct rec_spec *spe
 	set_knobs(p, o, n, child_pid);	/* after size_maps(): it sets the depth */
 	if (!err)
 		err = offcpu_prepare(p, o);
+	if (!err && !p->skel->rodata->cfg_retry)	/* no task work: its slots unused */
+		err = bpf_map__set_max_entries(p->skel->maps.retries, 1);
 	if (!err && o->snoop)	/* snoop: --ringbuf-size MB (a power of two: opts.c checks) */
 		err = bpf_map__set_max_entries(p->skel->maps.events, o->ringbuf_mb << 20);
 	if (!err && p->skel->rodata->cfg_defer)

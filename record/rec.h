@@ -294,6 +294,7 @@ struct rec_maps {
 	/* in the mmapped .bss (bpf/stkrec.bpf.c): */
 	volatile uint32_t *gen_seq;	/* flips; the generation counting is gen_seq & 1 */
 	volatile uint32_t *drained_seq;	/* set at each drain: late programs report themselves */
+	volatile uint64_t *retries_pending;	/* events counted at their task's return to user */
 	volatile uint64_t *nstacks;	/* [2]: stacks stored per generation since its drain */
 	volatile uint64_t *nkeys;	/* [2]: count keys inserted per generation */
 	bool offcpu;		/* --offcpu: stacks_fd[1] is stacks0, shared by both generations */

@@ -31,6 +31,8 @@ volatile int rec_stop;
  */
 #define POLL_MS 20
 #define LOOK_MS 1000
+/* How long the last drain waits for events counted on their task's return (wait_retries()) */
+#define RETRY_WAIT_MS 200
 #define NS_PER_SEC 1000000000ull
 
 struct run {
@@ -56,6 +58,7 @@ struct run {
 	uint64_t events, stacks, lost;
 	uint64_t last_status;
 	bool status_shown;
+	bool ending;		/* the last interval: its drain is the last */
 	int disk_full;		/* the writer's wait for room, as last said on stderr */
 };
 
@@ -334,6 +337,9 @@ static int drain(struct run *r)
 	int err = rec_read_stats(maps, r->stats_prev, delta, STK_STAT__COUNT);
 
 	add_bpf_losses(delta, r->st.losses);
+	/* past the last flip, an event still waiting for its task would count where none looks */
+	if (r->ending)
+		r->st.losses[CAP_LOSS_RETRY_PENDING] += *maps->retries_pending;
 	/* deferred events of g name kernel stacks that the drain is about to take out of BPF */
 	if (!err)
 		err = rec_defer__consume(r->defer);
@@ -412,6 +418,19 @@ static int write_interval(struct run *r)
 	return 0;
 }
 
+/*
+ * BPF leaves an event whose user stack it could not read to be counted on its task's return to
+ * user space (bpf/stkrec.bpf.c, retry_at_return()), microseconds later as a rule. The last drain
+ * waits a little for them; any still waiting are lost (drain()).
+ */
+static void wait_retries(const struct run *r)
+{
+	volatile uint64_t *pending = rec_probe__maps(r->probe)->retries_pending;
+
+	for (int ms = 0; ms < RETRY_WAIT_MS && *pending; ms++)
+		usleep(1000);
+}
+
 static int next_look_ms(const struct run *r)
 {
 	return r->child || r->snoop ? POLL_MS : LOOK_MS;
@@ -462,6 +481,10 @@ static int loop(struct run *r)
 			if (rec_maps__filling(rec_probe__maps(r->probe)) && (err = drain(r)))
 				return err;
 			continue;
+		}
+		if (stop) {
+			r->ending = true;
+			wait_retries(r);
 		}
 		err = write_interval(r);
 		if (err)

@@ -234,6 +234,8 @@ enum cap_loss {
 	CAP_LOSS_NESTED = 18,		/* programs nested too deep on a CPU: event not counted */
 	CAP_LOSS_USTACK_COPY_END = 19,	/* deeper than a deferred event's stack copy */
 	CAP_LOSS_USTACK_DEFER_FULL = 20, /* the deferred events' ring was full: BPF's walk so far */
+	CAP_LOSS_RETRY_PENDING = 21,	/* to be counted on its task's return to user space, which had
+					 * not come when the recording ended: not counted */
 	CAP_LOSS__COUNT
 };
 
