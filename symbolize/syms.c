@@ -19,6 +19,23 @@ static bool is_function(const GElf_Sym *s)
 	       s->st_value;
 }
 
+/*
+ * A code label: a sizeless STT_NOTYPE symbol in an executable section, as hand-written assembly
+ * leaves them. ld.so's entry point is one: Debian's debug file has `_start` and `_dl_start_user`
+ * so, and without them the outermost frame of every stack walked from a process's start in
+ * ld.so was [unknown]. A label inside a sized function is one of its jump targets, and
+ * elfobj_syms_unique() drops it.
+ */
+static bool is_code_label(Elf *e, const GElf_Sym *s)
+{
+	GElf_Shdr sh;
+
+	if (GELF_ST_TYPE(s->st_info) != STT_NOTYPE || s->st_size || !s->st_value ||
+	    s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+		return false;
+	return gelf_getshdr(elf_getscn(e, s->st_shndx), &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static int grow(struct elfobj_syms *l)
 {
 	uint32_t cap = l->cap ? l->cap * 2 : 1024;
@@ -55,8 +72,12 @@ int elfobj_syms_add(struct elfobj_syms *l, Elf *e, uint32_t type, uint64_t limit
 	n = sh.sh_size / sh.sh_entsize;
 	for (uint32_t i = 0; i < n; i++) {
 		const char *name;
+		bool label;
 
-		if (!gelf_getsym(data, i, &sym) || !is_function(&sym))
+		if (!gelf_getsym(data, i, &sym))
+			continue;
+		label = is_code_label(e, &sym);
+		if (!label && !is_function(&sym))
 			continue;
 		name = elf_strptr(e, sh.sh_link, sym.st_name);
 		if (!name || !*name)
@@ -64,7 +85,8 @@ int elfobj_syms_add(struct elfobj_syms *l, Elf *e, uint32_t type, uint64_t limit
 		if (grow(l))
 			return -ENOMEM;
 		l->v[l->n++] = (struct elfobj_sym){ sym.st_value,
-						    { sym.st_size, GELF_ST_BIND(sym.st_info), name } };
+						    { sym.st_size, GELF_ST_BIND(sym.st_info), name },
+						    label };
 		added++;
 	}
 	return added;
@@ -82,14 +104,23 @@ static int cmp_sym(const void *a, const void *b)
 
 void elfobj_syms_unique(struct elfobj_syms *l)
 {
+	uint64_t end = 0;	/* the end of the sized symbols so far */
 	uint32_t kept = 0;
 
 	if (!l->n)
 		return;
 	qsort(l->v, l->n, sizeof(*l->v), cmp_sym);
-	for (uint32_t i = 0; i < l->n; i++)
-		if (!kept || l->v[kept - 1].addr != l->v[i].addr)
-			l->v[kept++] = l->v[i];
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct elfobj_sym *s = &l->v[i];
+
+		if (kept && l->v[kept - 1].addr == s->addr)
+			continue;
+		if (s->label && s->addr < end)
+			continue;	/* a jump target inside a function */
+		if (s->c.size && s->addr + s->c.size > end)
+			end = s->addr + s->c.size;
+		l->v[kept++] = *s;
+	}
 	l->n = kept;
 }
 

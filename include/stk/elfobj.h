@@ -64,6 +64,7 @@ int elfobj_segments(Elf *e, struct elfobj_segment **segs, uint32_t *n);
 struct elfobj_sym {
 	uint64_t addr;
 	struct cap_symbol_cand c;
+	bool label;		/* a sizeless STT_NOTYPE symbol in code (hand-written assembly) */
 };
 
 /* A growing list of function symbols, zero-initialized; elfobj_syms_clear() frees it. */
@@ -73,8 +74,8 @@ struct elfobj_syms {
 };
 
 /*
- * Append the defined functions (STT_FUNC, STT_GNU_IFUNC, at a non-zero address, with a name) of
- * e's first section of this type (SHT_SYMTAB or SHT_DYNSYM) to l. limit (0: none) bounds the
+ * Append the defined functions (STT_FUNC, STT_GNU_IFUNC, at a non-zero address, with a name) and
+ * code labels (sizeless STT_NOTYPE symbols in an executable section) of e's first section of this type (SHT_SYMTAB or SHT_DYNSYM) to l. limit (0: none) bounds the
  * bytes of the table and of its strings: a larger one adds nothing (a file read with ELF_C_READ
  * is read into memory section by section). Returns how many were added, or -ENOMEM. The names
  * are lent by e: l must not outlive it.
@@ -83,7 +84,8 @@ int elfobj_syms_add(struct elfobj_syms *l, Elf *e, uint32_t type, uint64_t limit
 
 /*
  * Sort l by address and keep one symbol per address: of aliases, the one cap_symbol_prefer()
- * puts first (format.md 4.8), so that both tools name an address alike.
+ * puts first (format.md 4.8), so that both tools name an address alike. A label inside a sized
+ * symbol is dropped.
  */
 void elfobj_syms_unique(struct elfobj_syms *l);
 
