@@ -948,6 +948,7 @@ __noinline bool retry_at_return(struct scratch *sc, const struct stk_key *key,
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), slot = tid % RETRY_SLOTS;
 	struct retry *v;
 
+	/* cfg_retry again: a global function is checked on its own, and must be dead without it */
 	if (!cfg_retry || !sc || !key || !r || walk_waits(sc))
 		return false;
 	v = bpf_map_lookup_elem(&retries, &slot);
