@@ -844,6 +844,25 @@ static __always_inline void leave(__u32 *nest, __u32 seq)
 }
 
 /*
+ * Count key in the generation of seq (count_in(), with constant maps from each branch) and leave
+ * the scratch slot; --snoop records the event too, unless it went to user space.
+ */
+static __always_inline void count_and_leave(__u32 *nest, __u32 seq, struct stk_key *key,
+					    struct scratch *sc, const struct uregs *r, bool entry)
+{
+	__u32 g = seq & 1;
+	bool counted;
+
+	if (g)
+		counted = count_in(&counts1, &stacks1, seq, key, sc, r, entry);
+	else
+		counted = count_in(&counts0, &stacks0, seq, key, sc, r, entry);
+	if (cfg_snoop && counted)
+		snoop_event(key, g);
+	leave(nest, seq);
+}
+
+/*
  * ---- A walk repeated on the task's return to user space (6.18+) ----
  *
  * A user stack that cannot be read at the event may be readable a moment later: most such walks
@@ -909,15 +928,12 @@ static __always_inline void count_retried(struct retry *v)
 	if (walked)
 		key.ustack = walk_user(sc, &r, key.tgid, v->entry);
 	/* not walked, or no better than before: the event's own walk */
-	if (!walked || !key.ustack || sc->u.stop == STK_STOP_READ_FAULT) {
+	if (!walked || sc->u.stop == STK_STOP_READ_FAULT) {
 		bpf_probe_read_kernel(&sc->u, sizeof(sc->u), &v->u);
 		sc->walk.waits = false;
 		key.ustack = v->key.ustack;
 	}
-	if ((seq & 1 ? count_in(&counts1, &stacks1, seq, &key, sc, &r, v->entry) :
-		       count_in(&counts0, &stacks0, seq, &key, sc, &r, v->entry)) && cfg_snoop)
-		snoop_event(&key, seq & 1);
-	leave(nest, seq);
+	count_and_leave(nest, seq, &key, sc, &r, v->entry);
 }
 
 /*
@@ -977,12 +993,11 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 					  __u64 uret, __u64 kret, __u32 kskip)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq, g, *nest;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq, *nest;
 	struct stk_image image = {};
 	struct uregs r = {};
 	struct scratch *sc;
 	struct stk_key key;
-	bool counted;
 
 	if (cfg_skip_idle && tgid == 0)
 		return 0;
@@ -998,7 +1013,6 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 	if (!sc)
 		return 0;
 	seq = *(volatile __u32 *)&gen_seq;	/* read once: the snoop event names this gen */
-	g = seq & 1;
 
 	__builtin_memset(&key, 0, sizeof(key));	/* padding included: the key is hashed as bytes */
 	key.tgid = tgid;
@@ -1024,14 +1038,7 @@ static __always_inline int count_event_at(void *ctx, __u32 probe, enum uregs_fro
 		leave(nest, seq);
 		return 0;
 	}
-
-	if (g)
-		counted = count_in(&counts1, &stacks1, seq, &key, sc, &r, entry);
-	else
-		counted = count_in(&counts0, &stacks0, seq, &key, sc, &r, entry);
-	if (cfg_snoop && counted)
-		snoop_event(&key, g);
-	leave(nest, seq);
+	count_and_leave(nest, seq, &key, sc, &r, entry);
 	return 0;
 }
 
@@ -1336,12 +1343,15 @@ static __always_inline void offcpu_block_end(__u32 tid, struct offcpu_start *sp,
 		counts_add(&counts0, &nkeys[0], key, us, &sc->fresh);
 }
 
-/* tid's entry if it is task t's; one an earlier task with the same tid left is dropped. */
-static __always_inline struct offcpu_start *offcpu_entry(__u32 tid, struct task_struct___offcpu *t)
+/*
+ * tid's entry if it is the task's that started at start_ns; one an earlier task with the same
+ * tid left is dropped.
+ */
+static __always_inline struct offcpu_start *offcpu_entry(__u32 tid, __u64 start_ns)
 {
 	struct offcpu_start *sp = bpf_map_lookup_elem(&offcpu_start, &tid);
 
-	if (sp && sp->start_ns != BPF_CORE_READ(t, start_time)) {
+	if (sp && sp->start_ns != start_ns) {
 		bpf_map_delete_elem(&offcpu_start, &tid);
 		return NULL;
 	}
@@ -1357,10 +1367,10 @@ static __always_inline struct offcpu_start *offcpu_entry(__u32 tid, struct task_
  * the end: the time must reach the ring before this switch-out's deferred stack does (stkrec
  * gives a time to the last stack of its thread), and skipped switch-outs must end it too.
  */
-static __always_inline void offcpu_unended(__u32 tid, struct task_struct___offcpu *t, __u64 now,
-					   __u64 ran, __u32 g, struct scratch *sc)
+static __always_inline void offcpu_unended(__u32 tid, __u64 start_ns, __u64 now, __u64 ran,
+					   __u32 g, struct scratch *sc)
 {
-	struct offcpu_start *sp = offcpu_entry(tid, t);
+	struct offcpu_start *sp = offcpu_entry(tid, start_ns);
 	__u64 since, ran_since;
 
 	if (!sp)
@@ -1399,7 +1409,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	struct uregs r = {};
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
-	__u64 ran;
+	__u64 ran, start_ns;
 	__u32 flags;
 	__s64 state;
 	bool live, ptrace_stopped;
@@ -1409,7 +1419,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	if (!traced(tgid, tid))
 		return;
 	ran = BPF_CORE_READ(t, se.sum_exec_runtime);
-	offcpu_unended(tid, t, now, ran, g, sc);
+	start_ns = BPF_CORE_READ(t, start_time);
+	offcpu_unended(tid, start_ns, now, ran, g, sc);
 	flags = BPF_CORE_READ(prev, flags);
 	state = task_state(t);
 	if (state > 0 && (state & TASK_DEAD_BIT))
@@ -1435,7 +1446,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.image_ns = image.ns;
 	st.ts_ns = now;
 	st.ran_ns = ran;
-	st.start_ns = BPF_CORE_READ(t, start_time);
+	st.start_ns = start_ns;
 	st.key.tgid = tgid;
 	st.key.pid = tid;
 	bpf_get_current_comm(st.key.comm, sizeof(st.key.comm));
@@ -1466,8 +1477,9 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now, __u32 g,
 					     struct scratch *sc)
 {
+	struct task_struct___offcpu *t = (void *)next;
 	__u32 tid = BPF_CORE_READ(next, pid);
-	struct offcpu_start *sp = offcpu_entry(tid, (void *)next);
+	struct offcpu_start *sp = offcpu_entry(tid, BPF_CORE_READ(t, start_time));
 
 	if (sp)
 		offcpu_block_end(tid, sp, now - sp->ts_ns, g, sc);
