@@ -11,7 +11,8 @@ cd "$(dirname "$0")/../.." || exit 1
 OUTPUT=${OUTPUT:-.output}
 VM_TIMEOUT=${VM_TIMEOUT:-300}
 bins=("$OUTPUT/stkrec" "$OUTPUT/stkreport" "$OUTPUT/tests/workloads/wl_syscall"
-	"$OUTPUT/tests/workloads/wl_sleep")
+	"$OUTPUT/tests/workloads/wl_sleep" "$OUTPUT/tests/workloads/wl_burner"
+	"$OUTPUT/tests/workloads/wl_uprobe")
 
 skip_all() { echo "skip vm_kprobe: $1"; exit 0; }
 
