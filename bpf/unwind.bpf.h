@@ -360,8 +360,13 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
 	if (!w->bp || w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);
+	/*
+	 * Nor is it where nothing can be read, in a leaf: there rbp may hold any number (GMP's
+	 * __gmpn_divrem_1 keeps a limb in it), and one in eight is aligned and above rsp. Such
+	 * leaves of cc1 ended as 'stack memory not readable'.
+	 */
 	if (read_words(w, rec, 2, w->bp))
-		return walk_end(w, STK_STOP_READ_FAULT);
+		return w->n == 1 && w->exact ? leaf_guess(w) : walk_end(w, STK_STOP_READ_FAULT);
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
 }

@@ -637,8 +637,13 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 		return end(w, STK_STOP_COMPLETE);
 	if (!w->bp || w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);
-	if (!peek(w, w->bp, rec, sizeof(rec)))
-		return false;
+	/* nor where nothing can be read, in a leaf: rbp may hold any number there */
+	if (!peek(w, w->bp, rec, sizeof(rec))) {
+		if (w->last != w->first || !w->exact)
+			return false;
+		w->stop = STK_STOP_NONE;
+		return leaf_guess(w);
+	}
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
 }

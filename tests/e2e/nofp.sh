@@ -74,11 +74,12 @@ nofp_count uprobe "$(whole wl_uprobe wl_outer wl_middle wl_target)" \
 	"$NOFP/wl_uprobe:wl_target" "$NOFP/wl_uprobe"
 nofp_count usdt "$(whole wl_usdt wl_outer wl_middle wl_tick)" "u:$NOFP/wl_usdt:tick" \
 	"$NOFP/wl_usdt"
-# An assembly leaf without CFI holding 3 in rbp, or 0 (every other event; wl_nocfi.c): its
-# return address at rsp is taken, a guess its mapping confirms. In BPF (-p), and in stkrec (--
-# COMMAND: the first events are deferred). rbp 0 in the leaf ended the stack there, silently:
-# the ABI's outermost mark, but any register's value in code without frame pointers.
-nocfi=$(whole wl_nocfi wl_outer wl_middle 'nocfi0?_getppid')
+# An assembly leaf without CFI holding 3 in rbp, 0 or -16 (by event; wl_nocfi.c): its return
+# address at rsp is taken, a guess its mapping confirms. In BPF (-p), and in stkrec (-- COMMAND:
+# the first events are deferred). rbp 0 in the leaf ended the stack there, silently: the ABI's
+# outermost mark, but any register's value in code without frame pointers; -16, aligned and
+# above rsp, ended it as 'stack memory not readable' (a limb in rbp, as in GMP's assembly).
+nocfi=$(whole wl_nocfi wl_outer wl_middle 'nocfi(0|hi)?_getppid')
 nofp_count nocfi "$nocfi" "$tp" "$NOFP/wl_nocfi"
 command_chain nocfi_command "$n" "$nocfi" "$tp" -- "$NOFP/wl_nocfi" "$n"
 

@@ -45,9 +45,9 @@ struct wl_opts {
 /*
  * long NAME(void): getppid(2) from an assembly routine without CFI that pushes nothing and
  * holds RBP in rbp, as hand-written assembly may (GMP's): the walker can only guess its return
- * address, at rsp (wl_nocfi.c, wl_dlopen.c), whether rbp is no frame pointer (3) or the ABI's
- * outermost mark (0). No .cfi_startproc: the assembler writes no FDE for it. rbp is kept in r8
- * meanwhile.
+ * address, at rsp (wl_nocfi.c, wl_dlopen.c), whether rbp is no frame pointer (3, or -16: aligned,
+ * above rsp, and unreadable), or the ABI's outermost mark (0). No .cfi_startproc: the assembler
+ * writes no FDE for it. rbp is kept in r8 meanwhile.
  */
 #define WL_NOCFI_GETPPID(name, rbp)					\
 	long name(void);						\
@@ -56,7 +56,7 @@ struct wl_opts {
 		".type " #name ", @function\n"				\
 		#name ":\n"						\
 		"	mov %rbp, %r8\n"					\
-		"	mov $" #rbp ", %ebp\n"				\
+		"	mov $" #rbp ", %rbp\n"				\
 		"	mov $" WL_STR(SYS_getppid) ", %eax\n"		\
 		"	syscall\n"						\
 		"	mov %r8, %rbp\n"					\
