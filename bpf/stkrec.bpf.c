@@ -216,6 +216,9 @@ struct scratch {
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
 	struct stk_count fresh;	/* a new counts entry, built here */
 	struct stk_key ended;	/* --offcpu: the key of a block that ends, out of its entry */
+	/* --offcpu: the switched-out task's registers; on the BPF stack, 6.1 counted 544 bytes
+	 * of stack in on_sched_switch's calls, over its 512 */
+	struct uregs regs;
 };
 
 struct {
@@ -374,7 +377,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 {
 	struct bpf_perf_event_data *pe = ctx;
 	struct pt_regs *regs = ctx;
-	__u64 pc, sp, bp, di, bx;
+	__u64 pc, sp, bp, di, bx, orig_ax;
 
 	/* CPL 3 in cs: the sample hit user mode */
 	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
@@ -404,16 +407,19 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 	bp = regs->bp;
 	di = regs->di;
 	bx = regs->bx;
+	orig_ax = regs->orig_ax;	/* the system call's number, or -1 (an interrupt, a fault) */
 	barrier_var(pc);
 	barrier_var(sp);
 	barrier_var(bp);
 	barrier_var(di);
 	barrier_var(bx);
+	barrier_var(orig_ax);
 	r->pc = pc;
 	r->sp = sp;
 	r->bp = bp;
 	r->di = di;
 	r->bx = bx;
+	r->in_syscall = (__s64)orig_ax >= 0;
 }
 
 /*
@@ -610,6 +616,7 @@ __noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struc
 	d->bx = r->bx;
 	d->gen = g;
 	d->entry = entry;
+	d->syscall = r->in_syscall;
 	d->cpu = cpu;
 	/*
 	 * In pieces that end on STK_DEFER_PIECE boundaries of the address, so that each lies in one
@@ -1406,7 +1413,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 {
 	struct task_struct___offcpu *t = (void *)prev;
 	struct stk_image image;
-	struct uregs r = {};
+	struct uregs *r = &sc->regs;
 	struct offcpu_start st;
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
 	__u64 ran, start_ns;
@@ -1459,15 +1466,16 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.kstack = kernel_stack(ctx, UREGS_TASK, OFFCPU_KSKIP + offcpu_kskip_extra, &sc->k,
 				     &st.key.kerr);
 	sc->walk.waits = false;
+	__builtin_memset(r, 0, sizeof(*r));
 	if (user_stack_wanted(UREGS_TASK, image.mm, &st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
-			user_regs(ctx, UREGS_TASK, &r);
-		st.key.ustack = user_stack(ctx, &r, tgid, false, sc, &st.key.uerr);
+			user_regs(ctx, UREGS_TASK, r);
+		st.key.ustack = user_stack(ctx, r, tgid, false, sc, &st.key.uerr);
 	}
 	store_stack(&stacks0, &nstacks[0], &st.key.kstack, &st.key.kerr, &sc->k,
 		    STK_STAT_KSTACK_FULL);
 	/* The user stack is walked now (it is the task's, current); the time comes at switch-in. */
-	st.deferred = live && walk_waits(sc) && defer_event(sc, &st.key, &r, 0, false);
+	st.deferred = live && walk_waits(sc) && defer_event(sc, &st.key, r, 0, false);
 	store_stack(&stacks0, &nstacks[0], &st.key.ustack, &st.key.uerr, &sc->u,
 		    STK_STAT_USTACK_FULL);
 	bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_ANY);

@@ -19,6 +19,7 @@ struct uregs {
 	__u64 pc, sp, bp;
 	__u64 di;	/* a vfork leaf's return address (STK_CFA_RA_RDI) */
 	__u64 bx;	/* for a CFA from rbx (STK_CFA_RBX) */
+	__u64 in_syscall;	/* 1: the task is in a system call, pc follows its instruction */
 };
 
 /*
@@ -126,6 +127,7 @@ struct uwalk {
 	bool found;		/* set by scan_step() */
 	bool waits;		/* stopped only because stkrec has not read a mapping yet */
 	bool exact;		/* pc is the interrupted instruction, not a return address */
+	bool syscall;		/* the leaf's pc follows a syscall instruction (walk_step()) */
 	bool entry;		/* the leaf is a function's first instruction (uprobe) */
 	bool guessed;		/* frame 1 is a guess a known mapping must confirm (leaf_guess()) */
 	__u64 win_base;		/* the user address of win[0]: the event's sp */
@@ -322,6 +324,7 @@ static __always_inline long step_to(struct uwalk *w, __u64 pc, __u64 sp, __u64 b
 	w->sp = sp;
 	w->bp = bp;
 	w->exact = false;
+	w->syscall = false;
 	return 0;
 }
 
@@ -426,8 +429,11 @@ static __always_inline long signal_step(struct uwalk_ctx *c)
 	struct uwalk *w = c->w;
 	__u64 regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8 + 1];
 
-	c->out->ips[frame_index(w->n - 1)] = w->pc + 1;	/* the frame walk_step() just stored */
-	w->hash = hash_frame(w->hash_before, w->pc + 1);
+	/* the frame walk_step() just stored; an exact pc (the leaf) is named as it is */
+	if (!w->exact) {
+		c->out->ips[frame_index(w->n - 1)] = w->pc + 1;
+		w->hash = hash_frame(w->hash_before, w->pc + 1);
+	}
 	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + SIGFRAME_RBP)))
 		return walk_end(w, STK_STOP_READ_FAULT);
 	if (step_to(w, regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8],
@@ -544,9 +550,15 @@ static long walk_step(__u32 i, void *ctx)
 		return walk_end(w, STK_STOP_TABLE_LIMIT);
 	if (!w->m.nrows)
 		return fp_step(w, STK_STOP_NO_CFI);
-	/* A return address may be one past the last instruction of its function (a call to a
-	 * noreturn function): look the caller's call instruction up instead. */
-	row = find_urow(c->hints, &w->m, (w->exact ? w->pc : w->pc - 1) - w->m.bias);
+	/*
+	 * A return address may be one past the last instruction of its function (a call to a
+	 * noreturn function): look the caller's call instruction up instead. So may a leaf's pc in
+	 * a system call: the signal trampoline ends with its rt_sigreturn syscall, and a stack taken
+	 * in that call (its tracepoint; on 6.18 samples in restore_altstack() too) found no row,
+	 * and ended as a bad frame.
+	 */
+	row = find_urow(c->hints, &w->m,
+			(w->exact && !w->syscall ? w->pc : w->pc - 1) - w->m.bias);
 	if (!row)
 		return fp_step(w, STK_STOP_NO_CFI);
 	return row_step(c, row);
@@ -572,6 +584,7 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 	w->hash = cfg_hash_seed;
 	w->tgid = tgid;
 	w->exact = true;
+	w->syscall = r->in_syscall;
 	w->entry = entry;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (c.proc) {

@@ -572,6 +572,7 @@ struct uwalk_user {
 	uint64_t bx, bx_at;	/* rbx: bx, or the word at bx_at when not 0 (bpf/unwind.bpf.h) */
 	bool bx_lost;
 	bool exact;
+	bool syscall;		/* the leaf's pc follows a syscall instruction (bpf/unwind.bpf.h) */
 	bool guessed;		/* frame 1 is leaf_guess()'s */
 	uint32_t stop;
 };
@@ -610,6 +611,7 @@ static bool step_to(struct uwalk_user *w, uint64_t pc, uint64_t sp, uint64_t bp)
 	w->sp = sp;
 	w->bp = bp;
 	w->exact = false;
+	w->syscall = false;
 	return true;
 }
 
@@ -701,7 +703,8 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		return cfa_step(w, row, w->sp + 8 + ((w->pc & 15) >= row->cfa_off ? 8 : 0));
 	case STK_CFA_SIGNAL:
 		/* the trampoline's frame reads as a return address (bpf/unwind.bpf.h signal_step) */
-		*w->last = w->pc + 1;
+		if (!w->exact)
+			*w->last = w->pc + 1;
 		/* rbp, rbx, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
 		if (!peek(w, w->sp + 120, regs, sizeof(regs)))
 			return false;
@@ -766,7 +769,8 @@ static bool walk_step(struct uwalk_user *w, uint32_t n)
 		return end(w, STK_STOP_TABLE_LIMIT);
 	if (!w->m->nrows)
 		return fp_step(w, STK_STOP_NO_CFI);
-	row = find_urow(w->u, w->m, (w->exact ? w->pc : w->pc - 1) - w->m->bias);
+	/* a leaf in a system call: its row is the syscall instruction's (bpf/unwind.bpf.h) */
+	row = find_urow(w->u, w->m, (w->exact && !w->syscall ? w->pc : w->pc - 1) - w->m->bias);
 	if (!row)
 		return fp_step(w, STK_STOP_NO_CFI);
 	return row_step(w, row);
@@ -776,7 +780,7 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
 {
 	struct uwalk_user w = { .u = u, .d = d, .first = ips, .pc = d->pc, .sp = d->sp, .bp = d->bp,
-				.bx = d->bx, .exact = true };
+				.bx = d->bx, .exact = true, .syscall = d->syscall };
 	const struct proc_copy *pc = find_proc(u, d->key.tgid);
 	uint32_t n = 0;
 

@@ -329,7 +329,7 @@ struct stk_deferred {
 	 * than at the stack's start: a walk that reads past them is cut by the copy (0: it was not).
 	 */
 	__u32 limit;
-	__u32 pad;
+	__u32 syscall;		/* 1: the event came in a system call, pc follows its instruction */
 	/*
 	 * Bit i: piece i was not read (not present): stack holds sp's bytes up to the next
 	 * STK_DEFER_PIECE boundary of the address (piece 0), then STK_DEFER_PIECE bytes a piece;

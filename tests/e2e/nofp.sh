@@ -3,7 +3,8 @@
 # workloads built as production code is (gcc -O2 -fomit-frame-pointer, the Makefile's nofp/),
 # and Debian's libc. Every event of a tracepoint, a uprobe and a USDT probe has the whole chain
 # from _start down; 99 Hz samples of a burner have it at least 95% of the time; a signal
-# handler unwinds through the signal frame into the interrupted code; a stack deeper than the
+# handler unwinds through the signal frame into the interrupted code, and so does its return
+# (rt_sigreturn, from the trampoline's last instruction); a stack deeper than the
 # limit is counted as truncated; a deferred walk reads past 16 KiB of stack, and around pages
 # never touched, and one deeper than its 64 KiB copy is counted as cut by it; vfork's return
 # address is taken from rdi; a leaf without CFI or frame pointer is passed through the return
@@ -33,10 +34,11 @@ whole() {
 	echo "$re( |;)"
 }
 
-# nofp_count NAME WANT_RE SPEC BIN: N events of BIN under SPEC, recorded with -p on the waiting
-# workload, all N with the whole chain; then again with --unwind fp, which cannot have it.
+# nofp_count NAME WANT_RE SPEC BIN [EXTRA]: N events of BIN under SPEC (N + EXTRA in all),
+# recorded with -p on the waiting workload, all N with the whole chain; then again with --unwind
+# fp, which cannot have it.
 nofp_count() {
-	local name=$1 want=$2 spec=$3 bin=$4 mode got all
+	local name=$1 want=$2 spec=$3 bin=$4 extra=${5:-0} mode got all
 	for mode in auto fp; do
 		wl_bg "$name$mode" "$bin" -w -v "$n"
 		rec_bg "$name$mode" -q --unwind "$mode" -p "$WL_PID" -o "$tmp/$name$mode.stk" "$spec"
@@ -47,7 +49,7 @@ nofp_count() {
 		all=$(sum_folded "$tmp/$name$mode.rep")
 		got=$(sum_folded "$tmp/$name$mode.rep" "$want")
 		if [ "$mode" = auto ]; then
-			check_eq "nofp.$name.events" "$n" "$all" "$tmp/$name$mode.rep"
+			check_eq "nofp.$name.events" $((n + extra)) "$all" "$tmp/$name$mode.rep"
 			check_eq "nofp.$name.whole_chain" "$n" "$got" "$tmp/$name$mode.rep"
 		else
 			check_true "nofp.$name.fp_breaks" "fewer than half whole with --unwind fp, got $got" \
@@ -103,6 +105,15 @@ command_chain epilogue_command "$n" "$epi" "$tp" -- "$WL/wl_epilogue" "$n"
 sig="$(whole wl_signal wl_outer wl_middle kill \
 	'(__restore_rt|\[unknown\])' wl_handler wl_getppid)"
 command_chain signal "$n" "$sig" "$tp" -- "$NOFP/wl_signal" "$n"
+# The handler's return: in rt_sigreturn the leaf is the trampoline's pc after its syscall, one
+# past its last instruction (and past its CFI), whose row is the syscall's. Every such stack
+# ended there, as a bad frame (a compile-loop minute's: bash's SIGCHLD handlers, 6.18 sampling
+# restore_altstack() before the registers are restored).
+sigret="$(whole wl_signal wl_outer wl_middle kill __restore_rt)"
+# One more event: the return from the SIGUSR1 handler that releases the waiting workload.
+nofp_count sigreturn "$sigret" t:syscalls:sys_enter_rt_sigreturn "$NOFP/wl_signal" 1
+command_chain sigreturn_command "$n" "$sigret" t:syscalls:sys_enter_rt_sigreturn -- \
+	"$NOFP/wl_signal" "$n"
 
 # -- COMMAND: the first events come before stkrec has read the process; BPF defers them and
 # stkrec walks them itself. Still all N whole.
