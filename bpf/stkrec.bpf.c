@@ -216,8 +216,9 @@ struct scratch {
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
 	struct stk_count fresh;	/* a new counts entry, built here */
 	struct stk_key ended;	/* --offcpu: the key of a block that ends, out of its entry */
-	/* --offcpu: the switched-out task's registers; on the BPF stack, 6.1 counted 544 bytes
-	 * of stack in on_sched_switch's calls, over its 512 */
+	/* --offcpu: the switched-out task's registers (user_regs(), read only by the walk and a
+	 * deferral after it); on the BPF stack, 6.1 counted 544 bytes in on_sched_switch's calls,
+	 * over its 512 */
 	struct uregs regs;
 };
 
@@ -1466,7 +1467,6 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	st.key.kstack = kernel_stack(ctx, UREGS_TASK, OFFCPU_KSKIP + offcpu_kskip_extra, &sc->k,
 				     &st.key.kerr);
 	sc->walk.waits = false;
-	__builtin_memset(r, 0, sizeof(*r));
 	if (user_stack_wanted(UREGS_TASK, image.mm, &st.key.uerr)) {
 		if (cfg_unwind != STK_UNWIND_FP)
 			user_regs(ctx, UREGS_TASK, r);

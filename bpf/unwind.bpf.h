@@ -316,6 +316,12 @@ static __always_inline void ask_maps(struct uwalk_ctx *c)
 	send_notify(c->w->tgid, STK_NOTIFY_MAPS, c->w->pc);
 }
 
+/* The walk is at the event's own pc: the leaf, as the registers gave it. */
+static __always_inline bool at_leaf(const struct uwalk *w)
+{
+	return w->n == 1 && w->exact;
+}
+
 static __always_inline long step_to(struct uwalk *w, __u64 pc, __u64 sp, __u64 bp)
 {
 	if (!pc)
@@ -338,7 +344,7 @@ static __always_inline long leaf_guess(struct uwalk *w)
 {
 	__u64 ra;
 
-	if (w->n != 1 || !w->exact)
+	if (!at_leaf(w))
 		return walk_end(w, STK_STOP_BAD_FRAME);
 	if (read_words(w, &ra, 1, w->sp))
 		return walk_end(w, STK_STOP_READ_FAULT);
@@ -358,7 +364,7 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 	 * but in a leaf without CFI it is as likely a register code without frame pointers
 	 * zeroed (GMP's __gmpn_invert_limb in cc1): the leaf is guessed, not taken as the end
 	 */
-	if (!w->bp && !(w->n == 1 && w->exact))
+	if (!w->bp && !at_leaf(w))
 		return walk_end(w, STK_STOP_COMPLETE);
 	/* rbp must point up the stack (a leaf's may equal rsp), aligned: else it is no fp */
 	if (!w->bp || w->bp < w->sp || (w->bp & 7))
@@ -369,7 +375,7 @@ static __always_inline long fp_step(struct uwalk *w, __u32 stop_if_no_fp)
 	 * leaves of cc1 ended as 'stack memory not readable'.
 	 */
 	if (read_words(w, rec, 2, w->bp))
-		return w->n == 1 && w->exact ? leaf_guess(w) : walk_end(w, STK_STOP_READ_FAULT);
+		return at_leaf(w) ? leaf_guess(w) : walk_end(w, STK_STOP_READ_FAULT);
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
 }
@@ -429,7 +435,7 @@ static __always_inline long signal_step(struct uwalk_ctx *c)
 	struct uwalk *w = c->w;
 	__u64 regs[(SIGFRAME_RIP - SIGFRAME_RBP) / 8 + 1];
 
-	/* the frame walk_step() just stored; an exact pc (the leaf) is named as it is */
+	/* the frame walk_step() just stored, unless exact: that one is stored as it is named */
 	if (!w->exact) {
 		c->out->ips[frame_index(w->n - 1)] = w->pc + 1;
 		w->hash = hash_frame(w->hash_before, w->pc + 1);
@@ -500,7 +506,7 @@ static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow 
 		return fp_step(w, STK_STOP_NO_CFI);
 	case STK_CFA_RA_RDI:
 		/* the event's rdi is the leaf's (walk_step() stored it, so n is 1) */
-		if (w->n == 1 && w->exact)
+		if (at_leaf(w))
 			return step_to(w, w->di, w->sp + row->cfa_off, w->bp);
 		return walk_end(w, STK_STOP_UNSUPPORTED);
 	default:

@@ -603,6 +603,12 @@ static bool peek(struct uwalk_user *w, uint64_t addr, void *out, size_t n)
 	return true;
 }
 
+/* The walk is at the event's own pc: the leaf, as the registers gave it. */
+static bool at_leaf(const struct uwalk_user *w)
+{
+	return w->last == w->first && w->exact;
+}
+
 static bool step_to(struct uwalk_user *w, uint64_t pc, uint64_t sp, uint64_t bp)
 {
 	if (!pc)
@@ -620,7 +626,7 @@ static bool leaf_guess(struct uwalk_user *w)
 {
 	uint64_t ra;
 
-	if (w->last != w->first || !w->exact)
+	if (!at_leaf(w))
 		return end(w, STK_STOP_BAD_FRAME);
 	if (!peek(w, w->sp, &ra, sizeof(ra)))
 		return false;
@@ -635,17 +641,13 @@ static bool fp_step(struct uwalk_user *w, uint32_t stop_if_no_fp)
 	if (w->u->mode != STK_UNWIND_AUTO)
 		return end(w, stop_if_no_fp);
 	/* 0 ends the stack but in a leaf, where it may be any register's 0 (bpf/unwind.bpf.h) */
-	if (!w->bp && !(w->last == w->first && w->exact))
+	if (!w->bp && !at_leaf(w))
 		return end(w, STK_STOP_COMPLETE);
 	if (!w->bp || w->bp < w->sp || (w->bp & 7))
 		return leaf_guess(w);
 	/* nor where nothing can be read, in a leaf: rbp may hold any number there */
-	if (!peek(w, w->bp, rec, sizeof(rec))) {
-		if (w->last != w->first || !w->exact)
-			return false;
-		w->stop = STK_STOP_NONE;
-		return leaf_guess(w);
-	}
+	if (!peek(w, w->bp, rec, sizeof(rec)))
+		return at_leaf(w) && leaf_guess(w);
 	w->bx_lost = true;	/* code without CFI may have saved rbx anywhere */
 	return step_to(w, rec[1], w->bp + 16, rec[0]);
 }
@@ -702,7 +704,7 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 	case STK_CFA_PLT:
 		return cfa_step(w, row, w->sp + 8 + ((w->pc & 15) >= row->cfa_off ? 8 : 0));
 	case STK_CFA_SIGNAL:
-		/* the trampoline's frame reads as a return address (bpf/unwind.bpf.h signal_step) */
+		/* the trampoline's frame reads as a return address, unless exact (signal_step) */
 		if (!w->exact)
 			*w->last = w->pc + 1;
 		/* rbp, rbx, ..., rsp, rip of the ucontext at rsp + 120 .. 175 */
@@ -730,7 +732,7 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		return fp_step(w, STK_STOP_NO_CFI);
 	case STK_CFA_RA_RDI:
 		/* the event's rdi is the leaf's only (bpf/unwind.bpf.h) */
-		if (w->last == w->first && w->exact)
+		if (at_leaf(w))
 			return step_to(w, w->d->di, w->sp + row->cfa_off, w->bp);
 		break;
 	}

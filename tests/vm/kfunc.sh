@@ -161,13 +161,14 @@ cfi_walks cfi_fentry fentry '*sys_getppid'
 stkrec -q -F 199 -o prof.stk -- wl_burner 1 >prof.out 2>prof.err
 check_eq vm.profile.exit 0 $? prof.err
 stkreport -f -P prof.stk >prof.f 2>prof.sum
-check_eq vm.profile.chain yes "$(awk '/^wl_burner;/ { t += $NF; if (/;main;stk_top;stk_mid;stk_leaf /) c += $NF }
+check_eq vm.profile.chain yes "$(awk '/^wl_burner;/ { t += $NF
+		if (/;main;stk_top;stk_mid;stk_leaf /) c += $NF }
 	END { print (t >= 100 && c >= t * 0.9) ? "yes" : "no: " c " of " t }' prof.f)" prof.f
 stkrec -q -o up.stk "/bin/wl_uprobe:wl_target" -- wl_uprobe "$N" >up.out 2>up.err
 check_eq vm.uprobe.exit 0 $? up.err
 stkreport -f -P up.stk >up.f 2>up.sum
-check_eq vm.uprobe.chain "$N" "$(awk '/^wl_uprobe;.*;main;wl_outer;wl_middle;wl_target / { t += $NF }
-	END { print t + 0 }' up.f)" up.f
+check_eq vm.uprobe.chain "$N" "$(awk '/^wl_uprobe;.*;main;wl_outer;wl_middle;wl_target / {
+	t += $NF } END { print t + 0 }' up.f)" up.f
 
 end=$(cut -d' ' -f1 /proc/uptime)
 echo "# tests took $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s in the VM"
