@@ -22,8 +22,10 @@
 #include "sym_internal.h"
 
 struct sym_finder {
-	const char *symfs;		/* NULL when not given */
-	const char *const *debug_dirs;
+	/* copies of the options' strings: the caller's may be gone once __new returns (a copy of
+	 * stkreport's options on the stack was, and --debug-dir crashed every report) */
+	char *symfs;			/* NULL when not given */
+	char **debug_dirs;
 	int ndebug_dirs;
 	char **real;			/* realpath() of symfs, then of each debug dir */
 	const struct sym_dbgd_api *dbgd_api;	/* NULL until first needed */
@@ -36,6 +38,23 @@ struct sym_finder {
 	struct elfobj_debug_dirs dirs;	/* symfs, debug dirs and the system's root */
 };
 
+/* The symfs and debug-dir roots, copied; -ENOMEM. */
+static int copy_roots(struct sym_finder *f, const struct sym_user_opts *o)
+{
+	int n = o->debug_dirs && o->ndebug_dirs > 0 ? o->ndebug_dirs : 0;
+
+	if (o->symfs && *o->symfs && !(f->symfs = strdup(o->symfs)))
+		return -ENOMEM;
+	f->debug_dirs = calloc(n + 1, sizeof(*f->debug_dirs));
+	f->real = calloc(1 + n, sizeof(*f->real));
+	if (!f->debug_dirs || !f->real)
+		return -ENOMEM;
+	for (; f->ndebug_dirs < n; f->ndebug_dirs++)
+		if (!(f->debug_dirs[f->ndebug_dirs] = strdup(o->debug_dirs[f->ndebug_dirs])))
+			return -ENOMEM;
+	return 0;
+}
+
 struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
 {
 	struct sym_finder *f = calloc(1, sizeof(*f));
@@ -43,15 +62,12 @@ struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
 
 	if (!f)
 		return NULL;
-	f->symfs = o->symfs && *o->symfs ? o->symfs : NULL;
-	f->debug_dirs = o->debug_dirs;
-	f->ndebug_dirs = o->debug_dirs && o->ndebug_dirs > 0 ? o->ndebug_dirs : 0;
 	f->dbgd_off = !urls || !*urls;
 	f->debug = o->debug;
 	f->tty = isatty(STDERR_FILENO);
-	f->real = calloc(1 + f->ndebug_dirs, sizeof(*f->real));
-	if (!f->real) {
-		free(f);
+	if (copy_roots(f, o)) {
+		sym_finder__free(f);
+		errno = ENOMEM;
 		return NULL;
 	}
 	if (f->symfs)
@@ -61,7 +77,7 @@ struct sym_finder *sym_finder__new(const struct sym_user_opts *o)
 	/* debuginfod's caches are its own business here: it is asked (dbgd_fetch) when enabled */
 	strcpy(f->dirs.root, ELFOBJ_DEBUG_ROOT);
 	f->dirs.symfs = f->symfs;
-	f->dirs.dirs = f->debug_dirs;
+	f->dirs.dirs = (const char *const *)f->debug_dirs;
 	f->dirs.ndirs = f->ndebug_dirs;
 	return f;
 }
@@ -72,8 +88,12 @@ void sym_finder__free(struct sym_finder *f)
 		return;
 	if (f->dbgd)
 		f->dbgd_api->end(f->dbgd);
-	for (int i = 0; i < 1 + f->ndebug_dirs; i++)
+	for (int i = 0; f->real && i < 1 + f->ndebug_dirs; i++)
 		free(f->real[i]);
+	for (int i = 0; f->debug_dirs && i < f->ndebug_dirs; i++)
+		free(f->debug_dirs[i]);
+	free(f->debug_dirs);
+	free(f->symfs);
 	free(f->real);
 	free(f);
 }

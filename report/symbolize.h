@@ -97,6 +97,7 @@ struct sym_debug_budget {
 
 /* What the symbolizer looks for and where (stkreport's options). */
 struct sym_user_opts {
+	/* the roots: copied by sym_user__new(), the caller's may go once it returns */
 	const char *symfs;		/* --symfs DIR, or NULL */
 	const char *const *debug_dirs;	/* --debug-dir DIRs */
 	int ndebug_dirs;
