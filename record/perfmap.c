@@ -140,10 +140,12 @@ static uint32_t ns_pid(uint32_t pid)
 
 /*
  * The process's map file, if it is one: a regular file (a FIFO would block, /dev/zero never
- * end), reached without symlinks out of the process's root, owned by the process's user (the
- * owner of /proc/PID when stkrec read it, so also after it exited) or root, as perf requires.
- * /tmp is world-writable: anyone can put a perf-PID.map there for someone else's process, or a
- * link to a file only root may read.
+ * end), reached without symlinks out of the process's root, owned by the user the process
+ * writes files as (its fsuid when stkrec read it, so also after it exited). /tmp is
+ * world-writable: anyone can put a perf-PID.map there for someone else's process, or a link to
+ * a file only root may read. perf also takes files of root; stkrec does not, unless the process
+ * is root's: a process in its own user and mount namespace can bind-mount a root-only file onto
+ * its map's path, and that file must not reach a capture.
  */
 static int open_map_file(uint32_t pid, const struct rec_proc_info *info)
 {
@@ -161,7 +163,7 @@ static int open_map_file(uint32_t pid, const struct rec_proc_info *info)
 	}
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || (st.st_uid && st.st_uid != info->uid)) {
+	if (fstat(fd, &st) || st.st_uid != info->uid) {
 		close(fd);
 		return -1;
 	}

@@ -651,17 +651,27 @@ static int read_stat(struct rec_procs *ps, uint32_t pid, char *comm, size_t csz,
 {
 	char path[64], line[1024];
 	uint64_t ticks;
-	FILE *f;
-	int err;
+	ssize_t n;
+	int fd, err;
 
+	/*
+	 * One read() of the whole file, not a line: the comm between the parentheses is the
+	 * process's to choose and may hold a newline (prctl(PR_SET_NAME)), which cut an fgets()
+	 * line short and lost the process's every user stack.
+	 */
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	err = fgets(line, sizeof(line), f) ? rec_stat_line(line, comm, csz, &ticks) : -EINVAL;
+	n = read(fd, line, sizeof(line) - 1);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	line[n] = 0;
+	err = rec_stat_line(line, comm, csz, &ticks);
 	if (!err)
 		*state = strrchr(line, ')')[1] ? strrchr(line, ')')[2] : 0;
-	fclose(f);
 	if (!err)
 		*start = ticks * (1000000000ull / ps->clk_tck);
 	return err;
@@ -756,13 +766,29 @@ static int read_maps(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	return err;
 }
 
-static uint32_t proc_owner(uint32_t pid)
+/*
+ * The user the process opens files as (its fsuid, the last field of "Uid:" in /proc/PID/status),
+ * which files it may hand stkrec are checked against (perfmap.c). Not the owner of /proc/PID:
+ * a process that makes itself non-dumpable turns that into root. ~0u when unknown.
+ */
+static uint32_t proc_fsuid(uint32_t pid)
 {
-	char path[32];
-	struct stat st;
+	unsigned int real, eff, saved, fs;
+	uint32_t uid = ~0u;
+	char path[64], line[256];
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u", pid);
-	return stat(path, &st) ? 0 : st.st_uid;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return uid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u %u %u", &real, &eff, &saved, &fs) == 4) {
+			uid = fs;
+			break;
+		}
+	fclose(f);
+	return uid;
 }
 
 /* Fill r from /proc; -ENOENT (or -ESRCH) when the process is gone. */
@@ -781,7 +807,7 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 		return -ENOMEM;
 	if (state == 'Z' || state == 'X')
 		return -ESRCH;	/* a zombie: its mappings are gone already */
-	r->uid = proc_owner(pid);
+	r->uid = proc_fsuid(pid);
 	read_mnt_ns(pid, ns, sizeof(ns));
 	r->other_ns = *ns && *ps->mnt_ns && strcmp(ns, ps->mnt_ns);
 	r->read_ns = rec_now_ns();
@@ -865,7 +891,7 @@ static int want_followed(struct rec_procs *ps, struct proc_entry *e)
 		return 0;
 	if (!e->rec.start_time && !read_stat(ps, e->pid, comm, sizeof(comm), &start, &state)) {
 		e->rec.start_time = start;
-		e->uid = proc_owner(e->pid);
+		e->uid = proc_fsuid(e->pid);
 	}
 	/* not its parent's if it called unshare(CLONE_NEWNS) after the fork: look_up_objects asks */
 	e->ns_known = false;

@@ -476,7 +476,7 @@ struct rec_objects *rec_procs__objects(struct rec_procs *ps);
 struct rec_proc_info {
 	uint64_t start_time;
 	bool other_ns;		/* another mount namespace than stkrec's */
-	uint32_t uid;		/* owner of /proc/PID: its effective uid (root if not dumpable) */
+	uint32_t uid;		/* its fsuid, whose files it may hand stkrec; ~0u unknown */
 };
 int rec_procs__info(struct rec_procs *ps, uint32_t pid, struct rec_proc_info *info);
 

@@ -4,8 +4,9 @@
 #  - at the output path (-o, --svg, --pprof): a symlink to a root file, a FIFO, a file of theirs:
 #    refused in one line, the target untouched, nothing hangs;
 #  - as /tmp/perf-PID.map of their own process: a FIFO, a symlink to a root-only file, a 10 GB
-#    sparse file; and one made by another user (daemon) for nobody's process: the recording ends
-#    on time, reports, and holds none of those files' lines. A map of nobody's own is read.
+#    sparse file, a root-only file bind-mounted onto it in a user and mount namespace of its
+#    own; and one made by another user (daemon) for nobody's process: the recording ends on
+#    time, reports, and holds none of those files' lines. A map of nobody's own is read.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -68,6 +69,23 @@ for kind in svg pprof; do
 	check_eq "rep_${kind}_fifo.exit" 1 $? "$tmp/rep_${kind}_fifo.rerr"
 done
 
+# ---- process names -------------------------------------------------------------------------
+
+# A comm with a newline in it (the name of the file a process runs): /proc/PID/stat then holds
+# two lines, and its stacks must still be named (a line-wise read lost every user stack).
+nl_name="$tmp/wl_nl
+comm"
+cp "$WL/wl_syscall" "$nl_name"
+wl_bg comm_nl "$nl_name" -w -v 500
+rec_bg comm_nl -q -p "$WL_PID" -o "$tmp/comm_nl.stk" t:syscalls:sys_enter_getppid
+rec_ready comm_nl && wl_release
+rec_signal INT "$REC_PID"
+rec_wait "$REC_PID"
+check_eq comm_nl.exit 0 $? "$tmp/comm_nl.err"
+folded comm_nl "$tmp/comm_nl.stk"
+check_eq comm_nl.user_chain 500 "$(sum_folded "$tmp/comm_nl.rep" "$(chain wl_getppid)")" \
+	"$tmp/comm_nl.rep"
+
 # ---- perf maps ---------------------------------------------------------------------------
 
 secret=$tmp/secret
@@ -91,6 +109,16 @@ burner pm_daemon
 as_daemon sh -c "printf '2000 100 DAEMON_PLANTED\n' >/tmp/perf-$BURNER.map"
 burner pm_own
 as_nobody sh -c "printf '3000 100 NOBODY_OWN\n' >/tmp/perf-$BURNER.map"
+# nobody in a user and mount namespace of its own bind-mounts a root-only file (in a directory it
+# may search) onto its own map: it cannot read the file, so stkrec must not copy it either
+printf '4000 100 ROOT_BOUND_LINE\n' >"$tmp/rootonly.map"
+chmod 0600 "$tmp/rootonly.map"
+wl_bg pm_bind "${nobody[@]}" unshare -Urm sh -c \
+	"touch /tmp/perf-\$\$.map && mount --bind '$tmp/rootonly.map' /tmp/perf-\$\$.map &&
+	 exec '$WL/wl_burner' -v 8"
+pids+=("$WL_PID")
+check_true pm_bind.mounted "the bind mount in nobody's namespace" \
+	grep -q ROOT_BOUND_LINE "/proc/$WL_PID/root/tmp/perf-$WL_PID.map"
 
 list=$(IFS=,; echo "${pids[*]}")
 start=$(date +%s)
@@ -110,6 +138,7 @@ lacks() { ! grep -qa "$1" "$tmp/pm.dump"; }
 check_true pm.own_read "nobody's own map read (NOBODY_OWN)" grep -qa NOBODY_OWN "$tmp/pm.dump"
 check_true pm.no_root_file "no line of the root-only file" lacks ROOT_ONLY_LINE
 check_true pm.no_daemon_file "no line of daemon's file" lacks DAEMON_PLANTED
+check_true pm.no_bound_file "no line of the root-only file bound in a namespace" lacks ROOT_BOUND_LINE
 report pm_rep "$tmp/pm.stk" -q
 check_eq pm.reports 0 $? "$tmp/pm_rep.rerr"
 e2e_done
