@@ -129,8 +129,11 @@ struct cap_writer *cap_writer__open(const char *path)
 	w->fd = cap_create_output(path, true);
 	err = w->fd < 0 ? w->fd : write_file_header(w);
 	if (err) {
-		if (w->fd >= 0)
+		/* a file without its header (a full disk) is no capture: leave none behind */
+		if (w->fd >= 0) {
 			close(w->fd);
+			unlink(path);
+		}
 		free(w);
 		errno = -err;
 		return NULL;

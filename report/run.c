@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "report.h"
 
@@ -38,13 +39,19 @@ static void print_newer(const char *path)
 
 static int open_error(const char *path, int err)
 {
+	struct stat st;
+
 	switch (err) {
 	case EINVAL:
 		fprintf(stderr, "stkreport: %s: not a capture file (bad magic)\n", path);
 		break;
 	case ENODATA:
-		fprintf(stderr, "stkreport: %s: not a capture file (shorter than its header)\n",
-			path);
+		if (!stat(path, &st) && !st.st_size)
+			fprintf(stderr, "stkreport: %s: empty file: nothing was recorded into it\n",
+				path);
+		else
+			fprintf(stderr, "stkreport: %s: not a capture file (shorter than its header)"
+				"\n", path);
 		break;
 	case ENOTSUP:
 		print_newer(path);

@@ -479,6 +479,11 @@ int cap_file_crc32(int fd, uint64_t size, uint32_t *crc);
  * a reused file), else 0666 less the umask. Returns the fd for writing, or -errno.
  */
 int cap_create_output(const char *path, bool private);
+/*
+ * Whether path is a capture file (a regular file beginning with the file magic, format.md 2):
+ * an output that is not a capture must never replace one. false when it cannot be read.
+ */
+bool cap_is_capture_file(const char *path);
 /* cap_create_output() as a stdio stream; NULL with errno set. */
 FILE *cap_fopen_output(const char *path, bool private);
 /* Why cap_create_output() failed, for a one-line error. */
@@ -490,7 +495,7 @@ struct cap_writer;
 
 /*
  * Create a capture at path (cap_create_output(), private) and write the file header. Returns
- * NULL with errno set.
+ * NULL with errno set; a file it made but could not write the header to is removed.
  */
 struct cap_writer *cap_writer__open(const char *path);
 

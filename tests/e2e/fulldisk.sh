@@ -2,7 +2,7 @@
 # A full disk: stkrec warns and holds the capture in memory (up to 64 MiB) until there is room;
 # room made again loses nothing. A disk that stays full ends it with a one-line error and exit
 # 1, and the capture reads up to its last complete interval (the writer cuts a torn chunk back).
-# A disk too small for the start of the capture leaves no file at all.
+# A disk too small for the start of the capture, or full before it, leaves no file at all.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -92,5 +92,18 @@ if mount -t tmpfs -o size=64k tmpfs "$mnt"; then
 	unmount
 else
 	not_ok tinydisk.mount "cannot mount a tmpfs at $mnt"
+fi
+# Already full: the file gets no header; none is left behind (an empty file was, which
+# stkreport could only call "not a capture file").
+if mount -t tmpfs -o size=64k tmpfs "$mnt"; then
+	dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null
+	rec full -q -D 1 -o "$mnt/x.stk" "$tp"
+	check_eq fullstart.exit 1 $? "$tmp/full.err"
+	check_eq fullstart.one_line 1 "$(grep -c '^stkrec: .*No space left on device$' "$tmp/full.err")" \
+		"$tmp/full.err"
+	check_true fullstart.no_file "no empty capture left behind" test ! -e "$mnt/x.stk"
+	unmount
+else
+	not_ok fullstart.mount "cannot mount a tmpfs at $mnt"
 fi
 e2e_done

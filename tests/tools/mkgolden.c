@@ -994,6 +994,13 @@ int main(int argc, char **argv)
 		f = fopen(p, "w");
 		if (!f || fputs("this is not a capture file\n", f) < 0 || fclose(f))
 			die(p, errno);
+		/* what a recorder left when its disk was full before the header */
+		snprintf(p, sizeof(p), "%s/empty", dir);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/empty/input.stk", dir);
+		f = fopen(p, "w");
+		if (!f || fclose(f))
+			die(p, errno);
 	}
 	sym_elf__close(golden.e);
 	sym_elf__close(pie.e);
