@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "stk/capture.h"
+#include "internal.h"
 
 /* Read-only, never blocking on a FIFO, never becoming our terminal. */
 #define INPUT_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
@@ -99,6 +100,20 @@ int cap_create_output(const char *path, bool private)
 fail:
 	close(fd);
 	return err;
+}
+
+bool cap_is_capture_file(const char *path)
+{
+	char magic[CAP_FILE_MAGIC_LEN];
+	int fd = cap_open_regular(path, true);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	      !memcmp(magic, CAP_FILE_MAGIC, sizeof(magic));
+	close(fd);
+	return yes;
 }
 
 FILE *cap_fopen_output(const char *path, bool private)

@@ -401,6 +401,45 @@ static int check_regex(const char *re)
 	return usage_error("--grep: invalid regular expression", msg);
 }
 
+static bool same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return !strcmp(a, b) ||
+	       (!stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino);
+}
+
+/*
+ * An output file (--pprof, --svg, --sqlite) never replaces an input of the run or any capture:
+ * `stkreport --pprof a.stk b.stk` (a name forgotten) wrote a profile over the capture a.stk.
+ */
+static int check_output(const struct rep_opts *o, const char *opt, const char *path)
+{
+	const char *why = NULL;
+
+	for (int i = 0; path && !why && i < o->ninputs; i++)
+		if (same_file(path, o->inputs[i]))
+			why = "is a capture this run reads";
+	if (path && !why && cap_is_capture_file(path))
+		why = "is a capture (remove it first if it may go)";
+	if (!why)
+		return 0;
+	fprintf(stderr, "stkreport: %s %s: %s; an output never replaces a capture\n"
+		"Try 'stkreport --help'.\n", opt, path, why);
+	return -EINVAL;
+}
+
+static int check_outputs(const struct rep_opts *o)
+{
+	int err = check_output(o, "--pprof", o->pprof_out);
+
+	if (!err)
+		err = check_output(o, "--svg", o->svg_out);
+	if (!err)
+		err = check_output(o, "--sqlite", o->sqlite_out);
+	return err;
+}
+
 /* Combinations that make no sense, refused before any capture is read. */
 static int check_combinations(const struct rep_opts *o)
 {
@@ -434,6 +473,8 @@ static int check_combinations(const struct rep_opts *o)
 				   "--tree or --json", NULL);
 	if (o->symfs && !is_directory(o->symfs))
 		return usage_error("--symfs: not a directory", o->symfs);
+	if (check_outputs(o))
+		return -EINVAL;
 	return check_regex(o->grep);
 }
 
