@@ -52,7 +52,7 @@ WORKLOAD_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -f
 
 FMT_SRCS = $(wildcard format/*.c)
 SYM_SRCS = $(wildcard symbolize/*.c)
-REC_SRCS = $(wildcard record/*.c)
+REC_SRCS = $(wildcard record/*.c record/*/*.c)
 REP_SRCS = $(wildcard report/*.c report/emit/*.c)
 BPF_SRCS = $(wildcard bpf/*.bpf.c)
 FMT_OBJS = $(FMT_SRCS:%.c=$(OUTPUT)/%.o)
@@ -62,7 +62,10 @@ REP_OBJS = $(REP_SRCS:%.c=$(OUTPUT)/%.o)
 SKELS = $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/%.skel.h)
 
 LIBCAP = $(OUTPUT)/libstkcap.a
-# ELF reading and the debug-file search both tools need (include/stk/elfobj.h): libelf, libdw
+# symbolize/: the ELF reading and debug-file search both tools need (include/stk/elfobj.h:
+# libelf, libdw), and the symbolizer (include/stk/symbolize.h: also liblzma, libdebuginfod,
+# libiberty) with the containers it shares with report/ (stk/htab.h, stk/escape.h). A program
+# takes only the members it uses from the archive: stkrec and the sym_* unit tests the ELF basics.
 LIBSYM = $(OUTPUT)/libstksym.a
 LIBREC = $(OUTPUT)/librec.a
 LIBREP = $(OUTPUT)/librep.a
@@ -144,8 +147,9 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBSYM) $(LIBCAP)
 # libdebuginfod), so it cannot be copied to another machine alone. This one is a static,
 # non-PIE executable: no interpreter, no dynamic section, no file read but the capture, the
 # --symfs/--debug-dir trees and the debug paths of stkreport(1). The same objects, except
-# sym_debuginfod.c, compiled again to load libdebuginfod with dlopen() (see that file); of
-# libstksym.a only the members it uses (not debugdirs.c, stkrec's, which calls getpwuid).
+# symbolize/sym_debuginfod.c, compiled again to load libdebuginfod with dlopen() (see that file)
+# and linked before libstksym.a, whose own sym_debuginfod.o is then never taken; of libstksym.a
+# only the members it uses (not debugdirs.c, stkrec's, which calls getpwuid).
 #
 # glibc's libc.a marks the functions that load shared objects at run time, and ld warns when a
 # static program uses one. Expected here: dlopen(), in SQLite's load_extension (never enabled:
@@ -155,15 +159,14 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBSYM) $(LIBCAP)
 # gets no warning: it is linked in only for dcgettext, through which libelf and libdw translate
 # their messages, and stkreport never calls setlocale(), so in the C locale dcgettext opens no
 # catalog and converts nothing.
-STATIC_OBJS = $(OUTPUT)/report/main.o $(filter-out $(OUTPUT)/report/main.o \
-	$(OUTPUT)/report/sym_debuginfod.o,$(REP_OBJS)) $(OUTPUT)/static/report/sym_debuginfod.o \
-	$(FMT_OBJS) $(LIBSYM)
+STATIC_OBJS = $(OUTPUT)/report/main.o $(filter-out $(OUTPUT)/report/main.o,$(REP_OBJS)) \
+	$(OUTPUT)/static/symbolize/sym_debuginfod.o $(FMT_OBJS) $(LIBSYM)
 STATIC_LD_EXPECTED = -e "in function .\(unixDlOpen\|dbgd_load\)':$$" \
 	-e "warning: Using 'dlopen' in statically linked applications requires at runtime"
 
 static: $(STKREPORT_STATIC)
 
-$(OUTPUT)/static/report/sym_debuginfod.o: report/sym_debuginfod.c
+$(OUTPUT)/static/symbolize/sym_debuginfod.o: symbolize/sym_debuginfod.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -DSTK_DEBUGINFOD_DLOPEN -c $< -o $@

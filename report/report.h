@@ -18,9 +18,9 @@
 
 #include <stk/capture.h>
 
-#include "escape.h"
-#include "htab.h"
-#include "symbolize.h"
+#include "stk/escape.h"
+#include "stk/htab.h"
+#include "stk/symbolize.h"
 
 /* --by: what keeps merged captures' stacks apart (issue 3). */
 enum rep_by {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "stk/escape.h"
 
 #define C_STOP 0x1u	/* NUL (ends the scan) or a byte always escaped */
 #define C_SEMI 0x2u	/* ';', escaped with REP_ESC_SEMICOLON */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "htab.h"
+#include "stk/htab.h"
 
 uint64_t rep_hash_u64(uint64_t seed, uint64_t v)
 {

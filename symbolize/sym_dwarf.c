@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "htab.h"
+#include "stk/htab.h"
 #include "sym_internal.h"
 
 /* An address range [lo, hi) of a DIE (a compile unit, or a function in one) at offset die. */

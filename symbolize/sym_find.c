@@ -18,7 +18,7 @@
 
 #include <stk/elfobj.h>
 
-#include "escape.h"
+#include "stk/escape.h"
 #include "sym_internal.h"
 
 struct sym_finder {

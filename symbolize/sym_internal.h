@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize.h"
+#include "stk/symbolize.h"
 
 /* ---- the debug budget (symbolize.h) ------------------------------------------------------ */
 

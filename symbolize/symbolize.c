@@ -13,9 +13,9 @@
 
 #include <stk/elfobj.h>
 
-#include "htab.h"
+#include "stk/htab.h"
 #include "sym_internal.h"
-#include "symbolize.h"
+#include "stk/symbolize.h"
 
 static const char *const reason_names[SYM_R__COUNT] = {
 	[SYM_OK] = "named",

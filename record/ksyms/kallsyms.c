@@ -22,7 +22,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "rec.h"
+#include "ksyms.h"
+#include "../base/base.h"
 
 struct ksym {
 	uint64_t addr;

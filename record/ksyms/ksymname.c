@@ -12,7 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "rec.h"
+#include "ksyms.h"
 #include "ksyms.skel.h"
 
 struct rec_ksymname {

@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rec.h"
+#include "stk/elfobj.h"
+#include "probe.h"
 
 bool rec_soname_matches(const char *lib, const char *soname)
 {

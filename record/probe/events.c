@@ -14,7 +14,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
-#include "rec.h"
+#include "probe.h"
 
 static const struct rec_event events[] = {
 	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, false },

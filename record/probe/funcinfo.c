@@ -21,7 +21,8 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
-#include "rec.h"
+#include "stk/elfobj.h"
+#include "probe.h"
 
 /* A function of .text: its first instruction and length, in instructions. */
 struct text_func {

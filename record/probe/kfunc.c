@@ -15,7 +15,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "rec.h"
+#include "probe.h"
+#include "../ksyms/ksyms.h"
 
 /* r0 = 0; exit */
 static const struct bpf_insn return_zero[] = {

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "rec.h"
+#include "probe.h"
 
 static void print_target(const struct rec_spec *s, const struct rec_target *t)
 {

@@ -20,7 +20,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "rec.h"
+#include "probe.h"
+#include "../unwind/unwind.h"
 #include "stk/abi.h"
 #include "stkrec.skel.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rec.h"
+#include "probe.h"
 
 static int copy_part(char *dst, size_t sz, const char *src, size_t len)
 {

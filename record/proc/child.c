@@ -15,7 +15,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
-#include "rec.h"
+#include "proc.h"
 
 struct rec_child {
 	pid_t pid;

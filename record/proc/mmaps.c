@@ -22,7 +22,7 @@
 #include <linux/perf_event.h>
 #include <sys/sysmacros.h>
 
-#include "rec.h"
+#include "proc.h"
 
 /* Pages of each CPU's ring: 512 KiB holds about 3000 mappings (perf's default size). */
 #define RING_PAGES 128

@@ -36,7 +36,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "rec.h"
+#include "proc.h"
 
 /*
  * Whole files up to this size are embedded; one chunk decompresses to at most

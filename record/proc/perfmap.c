@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "rec.h"
+#include "proc.h"
 
 /* A perf map line longer than this is malformed (or a name no report would print). */
 #define LINE_MAX_LEN 4096

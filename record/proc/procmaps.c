@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "rec.h"
+#include "proc.h"
 
 /* An executable mapping and what stkrec knows of it. */
 struct pmap {

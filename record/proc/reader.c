@@ -14,7 +14,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "rec.h"
+#include "proc.h"
 
 struct rec_reader {
 	struct rec_probe *probe;

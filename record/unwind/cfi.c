@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rec.h"
+#include "unwind.h"
 
 /* DWARF register numbers of x86-64. */
 #define REG_RBX 3

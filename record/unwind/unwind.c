@@ -22,7 +22,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "rec.h"
+#include "stk/elfobj.h"
+#include "unwind.h"
 
 struct rec_utable {
 	uint32_t id_len;

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 
-#include "rec.h"
+#include "write.h"
 
 struct rec_defer {
 	struct ring_buffer *rb;

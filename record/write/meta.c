@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
-#include "rec.h"
+#include "write.h"
 
 struct kv_list {
 	struct cap_meta *m;

@@ -19,7 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "rec.h"
+#include "write.h"
 #include <linux/types.h>
 
 #include "stk/abi.h"

@@ -23,7 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "rec.h"
+#include "write.h"
 #include <linux/types.h>
 
 #include "stk/abi.h"

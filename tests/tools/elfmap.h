@@ -8,7 +8,7 @@
 
 #include <stk/capture.h>
 
-#include "../../report/symbolize.h"
+#include "stk/symbolize.h"
 
 /*
  * Start, end and file offset of the page-aligned loadable segment of e holding addr (a link

@@ -15,7 +15,7 @@
 
 #include <stk/capture.h>
 
-#include "../../report/symbolize.h"
+#include "stk/symbolize.h"
 #include "elfmap.h"
 
 #define NPROCS 500u

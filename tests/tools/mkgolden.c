@@ -16,7 +16,7 @@
 
 #include <stk/capture.h>
 
-#include "../../report/symbolize.h"
+#include "stk/symbolize.h"
 #include "elfmap.h"
 
 #define PIE_BIAS 0x555555554000ull

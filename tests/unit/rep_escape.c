@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "../../report/escape.h"
+#include "stk/escape.h"
 #include "../test.h"
 
 /* rep_fputs_escaped() into a string (a memstream), so the three functions can be compared. */

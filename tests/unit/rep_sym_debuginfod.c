@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../report/sym_internal.h"
-#include "../../report/symbolize.h"
+#include "../../symbolize/sym_internal.h"
+#include "stk/symbolize.h"
 #include "../test.h"
 #include "rep_sym.h"
 

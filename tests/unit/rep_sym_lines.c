@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../report/symbolize.h"
+#include "stk/symbolize.h"
 #include "../test.h"
 
 #define SRC "tests/workloads/wl_inline.c"

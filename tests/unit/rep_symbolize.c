@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "../../report/symbolize.h"
+#include "stk/symbolize.h"
 #include "../test.h"
 
 #define ELF_DIR "tests/golden/elf"
