@@ -595,15 +595,3 @@ void rec_opts__free(struct rec_opts *o)
 	o->pids = NULL;
 	o->tids = NULL;
 }
-
-int rec_err(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("stkrec: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return err;
-}

@@ -24,50 +24,6 @@
 
 #include "stk/abi.h"
 
-uint64_t rec_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(thread, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
-void rec_eventfd_signal(int fd)
-{
-	uint64_t one = 1;
-	ssize_t n = write(fd, &one, sizeof(one));
-
-	(void)n;	/* fails only with the counter at its maximum: the fd is readable anyway */
-}
-
-int rec_grow(void *arrayp, uint32_t n, uint32_t *cap, size_t sz, uint32_t first)
-{
-	void **array = arrayp, *v;
-	uint32_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : first;
-	v = realloc(*array, (size_t)c * sz);
-	if (!v)
-		return -ENOMEM;
-	*array = v;
-	*cap = c;
-	return 0;
-}
-
 unsigned int rec_flip(const struct rec_maps *maps)
 {
 	uint32_t seq = *maps->gen_seq;
