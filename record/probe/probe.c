@@ -187,6 +187,11 @@ out:
 	return found;
 }
 
+uint64_t rec_half_full(uint32_t entries)
+{
+	return entries / 2 + 1;
+}
+
 static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs, int child)
 {
 	struct stkrec_bpf__rodata *ro = p->skel->rodata;

@@ -48,11 +48,6 @@ unsigned int rec_flip(const struct rec_maps *maps)
 	return seq & 1;
 }
 
-uint64_t rec_half_full(uint32_t entries)
-{
-	return entries / 2 + 1;
-}
-
 bool rec_maps__filling(const struct rec_maps *maps)
 {
 	unsigned int g = *maps->gen_seq & 1;
