@@ -174,17 +174,6 @@ out:
 	return err;
 }
 
-const char *rec_unwind_mode_name(uint32_t mode)
-{
-	switch (mode) {
-	case STK_UNWIND_FP:
-		return "fp";
-	case STK_UNWIND_CFI:
-		return "cfi";
-	}
-	return "auto";
-}
-
 static int usage_err(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "stkrec: ");

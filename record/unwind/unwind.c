@@ -118,6 +118,17 @@ uint32_t rec_unwind_slots(const struct rec_opts *o)
 	return (max_rows(o) + CHUNK_ROWS - 1) / CHUNK_ROWS;
 }
 
+const char *rec_unwind_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case STK_UNWIND_FP:
+		return "fp";
+	case STK_UNWIND_CFI:
+		return "cfi";
+	}
+	return "auto";
+}
+
 struct rec_unwind *rec_unwind__new(const struct rec_opts *o)
 {
 	struct rec_unwind *u;
