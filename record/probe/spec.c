@@ -6,12 +6,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,60 +55,6 @@ int rec_spec_split(const char *text, struct rec_spec_parts *p)
 	return copy_part(p->pattern, sizeof(p->pattern), c2 + 1, strlen(c2 + 1));
 }
 
-struct rec_matcher {
-	char *glob;		/* NULL with -r */
-	regex_t re;
-};
-
-struct rec_matcher *rec_matcher__new(const char *pattern, bool regexp)
-{
-	struct rec_matcher *m = calloc(1, sizeof(*m));
-	char *anchored = NULL;
-	int err = ENOMEM;
-
-	if (!m)
-		goto out;
-	if (!regexp) {
-		m->glob = strdup(pattern);
-		err = m->glob ? 0 : ENOMEM;
-		goto out;
-	}
-	/* bcc matches with Python's re.match(): anchored at the start, not at the end. */
-	if (asprintf(&anchored, "^(%s)", pattern) < 0) {
-		anchored = NULL;
-		goto out;
-	}
-	err = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB);
-	if (err)
-		err = err == REG_ESPACE ? ENOMEM : EINVAL;
-out:
-	free(anchored);
-	if (err) {
-		free(m);	/* m->re was not compiled: nothing else to release */
-		errno = err;
-		return NULL;
-	}
-	return m;
-}
-
-bool rec_matcher__match(const struct rec_matcher *m, const char *name)
-{
-	if (m->glob)
-		return fnmatch(m->glob, name, 0) == 0;
-	return regexec(&m->re, name, 0, NULL, 0) == 0;
-}
-
-void rec_matcher__free(struct rec_matcher *m)
-{
-	if (!m)
-		return;
-	if (m->glob)
-		free(m->glob);
-	else
-		regfree(&m->re);
-	free(m);
-}
-
 /* The matcher of one part of a spec in *m; on failure 0 the one-line error naming the spec. */
 static int spec_matcher(const struct rec_spec *s, const char *pattern, bool regexp,
 			struct rec_matcher **m)
@@ -122,22 +65,6 @@ static int spec_matcher(const struct rec_spec *s, const char *pattern, bool rege
 	if (errno == EINVAL)
 		return rec_err(-EINVAL, "invalid regular expression '%s' in '%s'", pattern, s->text);
 	return rec_err(-ENOMEM, "out of memory");
-}
-
-const char *rec_tracefs(void)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[64];
-
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/events", dirs[i]);
-		if (!access(path, F_OK))
-			return dirs[i];
-	}
-	/* tracefs is not mounted by default everywhere (this project's CI host among them). */
-	if (mount("nodev", dirs[0], "tracefs", 0, NULL))
-		return NULL;
-	return dirs[0];
 }
 
 /* ---- target lists ---------------------------------------------------------------------- */
