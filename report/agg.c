@@ -794,6 +794,21 @@ const struct rep_capture *rep_model_capture(const struct rep_model *m, uint32_t 
 	return m->caps ? m->caps[i] : m->single;
 }
 
+void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns)
+{
+	int64_t wall;
+	time_t t;
+
+	struct tm tm;
+
+	/* without the clock pair the monotonic time is the best we have */
+	if (!rep_capture_wall_ns(c, end_ns, &wall))
+		wall = (int64_t)end_ns;
+	t = wall / 1000000000;
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "??:??:??");
+}
+
 void rep_model_section_time(const struct rep_model *m, uint32_t s, char *buf, size_t len)
 {
 	emit_section_time(buf, len, rep_model_capture(m, m->section_cap[s]), m->section_end_ns[s]);

@@ -343,6 +343,8 @@ int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *
 void rep_model__clear(struct rep_model *m);
 /* Capture i of the model. */
 const struct rep_capture *rep_model_capture(const struct rep_model *m, uint32_t i);
+/* Section heading for -T: "HH:MM:SS" (local time) of the section's interval end. */
+void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns);
 /* -T heading of section s: "HH:MM:SS" of its interval's end in its capture's clock. */
 void rep_model_section_time(const struct rep_model *m, uint32_t s, char *buf, size_t len);
 
@@ -419,9 +421,6 @@ extern const struct emitter emit_snoop;
 const struct emitter *rep_pick_emitter(const struct rep_opts *o, const struct rep_capture *c);
 /* Every emitter, NULL-terminated (the fuzzer runs them all). */
 extern const struct emitter *const rep_emitters[];
-
-/* Section heading for -T: "HH:MM:SS" (local time) of the section's interval end. */
-void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns);
 
 /* ---- symbolized addresses (resolve.c): the model's frames, SQL, pprof, stacksnoop -------- */
 

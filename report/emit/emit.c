@@ -2,7 +2,6 @@
 /* emit.c: the emitter table, emitter choice and what every layout shares (-T headings). */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "../report.h"
 
@@ -32,21 +31,6 @@ const struct emitter *rep_pick_emitter(const struct rep_opts *o, const struct re
 	    o->by == REP_BY_NONE)
 		return &emit_snoop;
 	return profile ? &emit_profile : &emit_stackcount;
-}
-
-void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns)
-{
-	int64_t wall;
-	time_t t;
-
-	struct tm tm;
-
-	/* without the clock pair the monotonic time is the best we have */
-	if (!rep_capture_wall_ns(c, end_ns, &wall))
-		wall = (int64_t)end_ns;
-	t = wall / 1000000000;
-	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
-		snprintf(buf, len, "??:??:??");
 }
 
 void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o, bool profile,
