@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ksyms.bpf.c: name kernel addresses as the kernel does, for stkrec's drains (record/ksymname.c).
+ * ksyms.bpf.c: name kernel addresses as the kernel does, for stkrec's drains
+ * (record/ksyms/ksymname.c).
  *
  * Reading /proc/kallsyms means the kernel formatting 120,000 lines and stkrec parsing them back:
  * the largest part of a short recording's CPU, for the few hundred addresses its stacks hit.

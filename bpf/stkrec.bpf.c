@@ -281,8 +281,8 @@ static __always_inline void snoop_event(const struct stk_key *key, __u32 g)
 	/*
 	 * Never wake the reader: a wakeup is an irq_work whose self-IPI is a VM exit under
 	 * virtualisation, and it cost more than the rest of the event. stkrec's reader never waits
-	 * for one: it reads the ring every 5 ms (record/snoop.c), and the default 16 MiB ring holds
-	 * 20 ms of 10 million events per second.
+	 * for one: it reads the ring every 5 ms (record/write/snoop.c), and the default 16 MiB ring
+	 * holds 20 ms of 10 million events per second.
 	 * (Forcing a wakeup above a fill level was tried: while the reader catches up every event
 	 * forces one again.)
 	 */
@@ -1084,7 +1084,7 @@ int on_usdt(struct pt_regs *ctx)
  * At a kprobe on a function's first instruction the return address into the caller is the word
  * at the kernel stack pointer. A frame-pointer unwinder skips that caller (the callee has not
  * pushed its frame yet); ORC does not. stkrec inserts kret as the second frame only when the
- * unwinder left it out (record/snapshot.c), so the caller appears exactly once either way.
+ * unwinder left it out (record/write/snapshot.c), so the caller appears exactly once either way.
  */
 static __always_inline __u64 kernel_entry_ret(struct pt_regs *ctx)
 {
@@ -1111,7 +1111,7 @@ int on_kprobe_multi(struct pt_regs *ctx)
 /*
  * fentry (BPF trampoline), where a kernel has no kprobes. The section names no function: stkrec
  * sets the first target before load and loads one copy of the final instructions per further
- * function (record/probe.c). In a tracing program bpf_get_stack() unwinds from the helper's
+ * function (record/probe/probe.c). In a tracing program bpf_get_stack() unwinds from the helper's
  * caller: the stack starts with this program and the trampoline (bpf_prog_*_on_fentry,
  * bpf_trampoline_*), then the traced function (entered, so its caller follows): skip those two
  * and the stack reads as a kprobe's. Checked on 6.1 by tests/vm/kfunc.sh.

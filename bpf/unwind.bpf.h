@@ -24,8 +24,8 @@ struct uregs {
 
 /*
  * The rows of every table, in chunks: arrays stkrec creates as the tables need them and copies
- * tables into through mmap (record/unwind.c), each table inside one chunk. Creating the whole
- * --unwind-memory at load cost 20 ms of kernel time and its size in memory for the 0.5 MiB a
+ * tables into through mmap (record/unwind/unwind.c), each table inside one chunk. Creating the
+ * whole --unwind-memory at load cost 20 ms of kernel time and its size in memory for the 0.5 MiB a
  * system-wide start uses. BPF_F_INNER_MAP lets the chunks differ in size (a table larger than
  * the usual chunk gets one of its own); it also means a lookup is a helper call, not inlined.
  */
@@ -62,7 +62,7 @@ struct {
  * tgid -> its image (struct stk_image): the time of its last exec, or of its fork when it is a
  * new process since (the image stamp of struct stk_key, kept with --unwind fp too), and the
  * image's mm. A re-read asked for by an event of the old image may read the new one, where the
- * address it asks about means nothing: it must not settle the process (record/unwind.c
+ * address it asks about means nothing: it must not settle the process (record/unwind/unwind.c
  * rec_unwind__proc()).
  */
 struct {
@@ -404,7 +404,8 @@ static __always_inline long cfa_step(struct uwalk *w, const struct stk_urow *row
 	restore_rbx(w, STK_UROW_RBX(row->kind), cfa + off);
 	/*
 	 * rbp's slot below the frame's rsp: the epilogue popped it, rbp holds the caller's already.
-	 * Not read from the red zone: a deferred event's copy starts at rsp (record/unwind.c).
+	 * Not read from the red zone: a deferred event's copy starts at rsp
+	 * (record/unwind/unwind.c).
 	 */
 	if (rule == STK_RBP_AT_CFA && cfa + off < w->sp)
 		rule = STK_RBP_SAME;

@@ -572,7 +572,7 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	err = resolve_c(o);
 	if (err)
 		return err;
-	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (events.c) */
+	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (probe/events.c) */
 	size_storage(o);
 	return check_modes(o);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * run.c: one recording. Resolve the specs, attach, and only then create the capture (a failed
- * setup leaves no file). A reader thread (reader.c) reads processes as BPF reports them. Per
+ * setup leaves no file). A reader thread (proc/reader.c) reads processes as BPF reports them. Per
  * interval: flip and drain at the deadline (counts, or --snoop's events), then write PROCS,
  * what naming the rows needs (OBJECTS, PERFMAP, KSYMS_ADD), INTERVAL or EVENTS, and LOSSES.
  */
@@ -42,7 +42,7 @@ struct run {
 	struct rec_probe *probe;
 	struct rec_procs *procs;
 	struct rec_child *child;
-	struct rec_snoop *snoop;	/* --snoop: events batched per interval (snoop.c) */
+	struct rec_snoop *snoop;	/* --snoop: events batched per interval (write/snoop.c) */
 	struct rec_counts *counts;	/* otherwise: the interval's counts, over its drains */
 	struct rec_defer *defer;	/* events BPF left for a user-space walk (NULL: none) */
 	struct rec_drain_stats st;	/* the interval's losses so far */
@@ -50,7 +50,7 @@ struct run {
 	struct rec_mmaps *mmaps;	/* the kernel's mmap records; NULL: /proc reads only */
 	struct rec_perfmaps *perfmaps;
 	struct rec_unwind *unwind;	/* CFI tables for BPF; NULL with --unwind fp */
-	struct rec_kallsyms *ksyms;	/* what KSYMS_ADD records write (kallsyms.c) */
+	struct rec_kallsyms *ksyms;	/* what KSYMS_ADD records write (ksyms/kallsyms.c) */
 	struct cap_writer *w;
 	uint64_t stats_prev[STK_STAT__COUNT];
 	uint32_t seq;
@@ -527,8 +527,8 @@ static int write_header(struct run *r, uint32_t nperf, uint64_t start)
 }
 
 /*
- * The kernel names the addresses each drain needs (record/ksymname.c); where that program does
- * not load, kallsyms is read at the first drain that needs it. Loaded after the banner, as the
+ * The kernel names the addresses each drain needs (record/ksyms/ksymname.c); where that program
+ * does not load, kallsyms is read at the first drain that needs it. Loaded after the banner, as the
  * first drain is the first to need it: on a busy machine it took up to 20 ms of the time to
  * the first sample.
  */

@@ -84,7 +84,7 @@ static uint64_t probe_events(const struct rep_capture *c, uint32_t id)
 	return sum;
 }
 
-/* Kernel functions: meta probe.N.mechanism and probe.N.skipped (stkrec's record/meta.c). */
+/* Kernel functions: meta probe.N.mechanism and probe.N.skipped (stkrec's record/write/meta.c). */
 static void print_kfunc_mechanism(FILE *out, const struct rep_capture *c, uint32_t id)
 {
 	char key[64];

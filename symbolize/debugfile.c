@@ -4,13 +4,13 @@
  * A stripped object (Debian's libc, most distribution binaries) keeps only .dynsym: its local
  * functions (start_thread, __libc_start_call_main) are named only by the .symtab of its debug
  * file, which a debug package installs under /usr/lib/debug and debuginfod leaves in its client
- * cache. stkrec embeds those symbols (record/objects.c), so that a report is the same on a host
- * without the debug files (docs/format.md 4.8); stkreport looks in the same places, plus its
- * --symfs and --debug-dir trees, then asks debuginfod (report/sym_find.c).
+ * cache. stkrec embeds those symbols (record/proc/objects.c), so that a report is the same on a
+ * host without the debug files (docs/format.md 4.8); stkreport looks in the same places, plus its
+ * --symfs and --debug-dir trees, then asks debuginfod (symbolize/sym_find.c).
  *
  * One list of candidates, the way gdb and elfutils lay debug files out; what a tool opens and
  * checks is its own (elfobj_debug_open() here for stkrec, root, reading files others may write;
- * report/sym_find.c for stkreport, which also wants DWARF and tells a mismatch from an absence).
+ * symbolize/sym_find.c for stkreport, which also wants DWARF and tells a mismatch from an absence).
  *
  * libdwfl's dwfl_standard_find_debuginfo() walks a similar list, but it wants a Dwfl_Module (a
  * live or core-file address space) and checks candidates against a module it opened itself: an

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sym_internal.h: the pieces of the symbolizer (report/symbolize.c and report/sym_*.c) that only
- * it uses: finding object and debug files (sym_find.c) and libdebuginfod's functions
+ * sym_internal.h: the pieces of the symbolizer (symbolize/symbolize.c and symbolize/sym_*.c) that
+ * only it uses: finding object and debug files (sym_find.c) and libdebuginfod's functions
  * (sym_debuginfod.c), source lines and inline chains (sym_dwarf.c), demangling
  * (sym_demangle.c) and JIT symbols from perf maps (sym_jit.c).
  */
@@ -110,7 +110,7 @@ struct sym_dbgd_api {
  */
 const struct sym_dbgd_api *sym_dbgd_api(void);
 
-/* ---- symbolize.c: ELF reading also used by sym_find.c ---------------------------------- */
+/* ---- sym_elf.c: ELF reading also used by sym_find.c ------------------------------------ */
 
 /*
  * Read an ELF image in memory (copied: the caller keeps buf). Same as sym_elf__open_debug

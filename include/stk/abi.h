@@ -83,7 +83,7 @@ struct stk_count {
 #define STK_MAY_BE_CODE(addr) ((addr) >= 0x10000ull && (addr) < (1ull << 56))
 /*
  * A walk at pc, in no known mapping, after n frames (n >= 1; guessed: frame 1 is the leaf
- * guess's). Why it ends, the same in BPF (bpf/unwind.bpf.h) and in stkrec (record/unwind.c):
+ * guess's). Why it ends, the same in BPF (bpf/unwind.bpf.h) and in stkrec (record/unwind/unwind.c):
  * - a caller: no mapping, and stkrec is asked (a library mapped since it read the process);
  * - a leaf guess: a bad frame, asked only where code can be (cc1's frame_dummy, called from
  *   libc before stkrec had read libc);
@@ -193,8 +193,8 @@ struct stk_event {
 
 /*
  * One row of a compact unwind table, built by stkrec from an object's .eh_frame or .debug_frame
- * (record/cfi.c) and read by the BPF walker: from `pc` up to the next row's pc, how to find the
- * caller's frame. A table is an array of rows sorted by pc; 8 bytes each, so libc's table is
+ * (record/unwind/cfi.c) and read by the BPF walker: from `pc` up to the next row's pc, how to find
+ * the caller's frame. A table is an array of rows sorted by pc; 8 bytes each, so libc's table is
  * about 220 KB and cc1's about 3.7 MiB.
  *
  * x86-64 only: the return address is always at CFA - 8 (a row whose CFI says otherwise is
@@ -298,7 +298,7 @@ struct stk_uproc {
  * An event whose user stack the walker could not finish because the process or a mapping was
  * not known yet (its first events, a library just mapped): BPF sends its registers and the top
  * of its stack through the `deferred` ring buffer instead of counting it, and stkrec walks it
- * with the same tables once it has read the process (record/unwind.c), then counts it.
+ * with the same tables once it has read the process (record/unwind/unwind.c), then counts it.
  */
 /*
  * Bytes of user stack copied, from sp up: perf's largest (its default is 8 KiB). gcc's cc1 and

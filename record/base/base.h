@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ---- options (opts.c) ------------------------------------------------------------------ */
+/* ---- options (record/opts.c) ----------------------------------------------------------- */
 
 struct rec_opts {
 	const char *output;
@@ -31,7 +31,7 @@ struct rec_opts {
 	bool regexp;
 	unsigned int freq_hz;	/* -F, 0 when -c is used */
 	uint64_t period;	/* -c N, 0 when -F */
-	uint64_t c_value;	/* -c as given: a period, or with a SPEC a CPU (opts.c) */
+	uint64_t c_value;	/* -c as given: a period, or with a SPEC a CPU (record/opts.c) */
 	bool c_given;
 	int cpu;		/* -C, -1 for all */
 	bool include_idle;
@@ -45,7 +45,7 @@ struct rec_opts {
 	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
 	uint64_t min_block_us, max_block_us;
 	bool offcpu_filter_given;	/* -m, -M, -u, -k or --state: --offcpu only */
-	bool list;		/* -l: print the SPECs' targets, record nothing (list.c) */
+	bool list;		/* -l: print the SPECs' targets, record nothing (probe/list.c) */
 	uint32_t threads;	/* -u, -k: enum stk_threads */
 	int64_t state;		/* --state MASK (bcc offcputime), -1: any */
 	uint32_t unwind;	/* --unwind: enum stk_unwind */
@@ -61,14 +61,14 @@ struct rec_opts {
 	char **argv;
 };
 
-/* ---- messages ----------------------------------------------------------------------------- */
+/* ---- messages (base.c) ----------------------------------------------------------------- */
 
 /* Print `stkrec: MESSAGE` on stderr; returns err so callers can `return rec_err(-E, ...)`. */
 int rec_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- BPF maps (filled by probe/probe.c) ---------------------------------------------------- */
+/* ---- BPF maps (filled by probe/probe.c) ------------------------------------------------ */
 
-/* The map fds and knobs snapshot.c works with. */
+/* The map fds and knobs write/snapshot.c works with. */
 struct rec_maps {
 	int counts_fd[2];
 	int stacks_fd[2];
@@ -89,11 +89,11 @@ struct rec_maps {
 	uint32_t unwind;	/* enum stk_unwind */
 	int unwind_procs_fd;	/* tgid -> struct stk_uproc */
 	int exec_ns_fd;		/* tgid -> time of its last exec */
-	int unwind_chunks_fd;	/* slot -> array of rows (record/unwind.c creates them) */
+	int unwind_chunks_fd;	/* slot -> array of rows (unwind/unwind.c creates them) */
 	uint32_t unwind_chunks_cap;	/* slots */
 };
 
-/* ---- clock, threads, arrays (base.c) ------------------------------------------------------- */
+/* ---- clock, threads, arrays (base.c) --------------------------------------------------- */
 
 uint64_t rec_now_ns(void);
 /*

@@ -4,7 +4,7 @@
  * interval's kernel addresses are named and one KSYMS_ADD record holds the symbols hit that the
  * capture lacks.
  *
- * By default the kernel names them (record/ksymname.c): its own lookup gives each address's
+ * By default the kernel names them (record/ksyms/ksymname.c): its own lookup gives each address's
  * symbol, size and module, so nothing of /proc/kallsyms is formatted or parsed. Symbols of the
  * kernel image are written once; those of modules and BPF programs, which come and go, are
  * asked again at every drain that hits them and written again when they changed.
@@ -45,8 +45,8 @@ struct other {
 };
 
 /*
- * The symbols written when the kernel names the addresses (record/ksymname.c): sorted by addr.
- * An address it could not name stays unnamed for the rest of the capture (format.md 4.10: no
+ * The symbols written when the kernel names the addresses (record/ksyms/ksymname.c): sorted by
+ * addr. An address it could not name stays unnamed for the rest of the capture (format.md 4.10: no
  * later symbol may cover an address an earlier row needed and none covered).
  */
 struct named {
@@ -212,7 +212,7 @@ static int read_all(const char *path, char **out, size_t *len)
 /*
  * By address; of aliases (one address, several names), the one kallsyms lists first comes last,
  * where find() and a KSYMS reader take it: the kernel's own choice, the name its stack traces
- * and %pS print (record/ksymname.c). Names point into the file as read, so the pointers give
+ * and %pS print (record/ksyms/ksymname.c). Names point into the file as read, so the pointers give
  * its order.
  */
 static int cmp_ksym(const void *a, const void *b)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * ksymname.c: kernel addresses named by the kernel itself (bpf/ksyms.bpf.c), for the symbols a
- * drain writes (record/kallsyms.c). One BPF_PROG_TEST_RUN names a batch of addresses with the
+ * drain writes (record/ksyms/kallsyms.c). One BPF_PROG_TEST_RUN names a batch of addresses with the
  * lookup behind %pS: the symbol holding each, its offset and size, its module. No kallsyms text
  * is formatted or parsed, and the names are the ones the kernel's own stack traces print (of
  * aliases, the one kallsyms lists first at their address).

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * funcinfo.c: the BTF func_info of a program's final instructions, for loading copies of it
- * with bpf_prog_load() (record/probe.c: one fentry program per kernel function). A kernel asks
- * it of every program with callbacks (bpf_loop()'s: "missing btf func_info", EINVAL on 6.1);
+ * with bpf_prog_load() (record/probe/probe.c: one fentry program per kernel function). A kernel
+ * asks it of every program with callbacks (bpf_loop()'s: "missing btf func_info", EINVAL on 6.1);
  * libbpf builds it when it loads the program and, in 1.1, hands it to no one. Hand-written
  * for that reason.
  *

@@ -389,7 +389,7 @@ static int push_fentry_fd(struct rec_probe *p, int fd)
 	return 0;
 }
 
-/* The BTF func_info on_fentry's copies are loaded with (record/funcinfo.c) */
+/* The BTF func_info on_fentry's copies are loaded with (record/probe/funcinfo.c) */
 static int fentry_func_info(struct rec_probe *p)
 {
 	const struct bpf_program *prog = p->skel->progs.on_fentry;
@@ -512,7 +512,7 @@ static int open_perf_event(const struct rec_opts *o, const struct rec_event *e, 
 static int attach_sampling(struct rec_probe *p, const struct rec_opts *o)
 {
 	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = 0);
-	const struct rec_event *e = rec_event_find(o->event);	/* checked by opts.c */
+	const struct rec_event *e = rec_event_find(o->event);	/* checked by record/opts.c */
 	int ncpus = libbpf_num_possible_cpus();
 
 	if (!e)
@@ -719,7 +719,7 @@ int rec_probe__poll(struct rec_probe *p, int timeout_ms)
 	return n == -EINTR ? 0 : n;
 }
 
-/* for the reader thread (reader.c), which waits on it and then polls without blocking. */
+/* for the reader thread (proc/reader.c), which waits on it and then polls without blocking. */
 int rec_probe__notify_fd(const struct rec_probe *p)
 {
 	return ring_buffer__epoll_fd(p->rb);

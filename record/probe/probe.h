@@ -161,7 +161,7 @@ void rec_probe__close(struct rec_probe *p);
 
 /* Number of CPUs sampled (probe nattached for sampling). */
 uint32_t rec_probe__nperf(const struct rec_probe *p);
-/* the notification ring buffer's epoll fd, readable when messages wait (reader.c). */
+/* the notification ring buffer's epoll fd, readable when messages wait (proc/reader.c). */
 int rec_probe__notify_fd(const struct rec_probe *p);
 /* Readable when BPF said a map is over half full, until rec_probe__fill_seen(). */
 int rec_probe__fill_fd(const struct rec_probe *p);

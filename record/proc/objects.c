@@ -516,7 +516,7 @@ static enum embed embed_level(const struct rec_object *obj, const struct rec_opt
 /*
  * Whether an object that cannot be found again needs its bytes in the capture (e: its ELF, o: its
  * record with segments and symbols read). A report names frames from the record's symbols as it
- * would from the bytes (report/symbolize.c reads the same .symtab, else .dynsym, one name per
+ * would from the bytes (symbolize/symbolize.c reads the same .symtab, else .dynsym, one name per
  * address), so only what the record lacks counts: DWARF (source lines, inline chains),
  * MiniDebugInfo (the local functions .dynsym lacks), or anything at all when the record holds no
  * function symbol. An agent's 1.5 MB memfd executable with a .symtab and no DWARF then costs its

@@ -132,7 +132,7 @@ struct rec_cfi {
 /*
  * Build the table of e from its .eh_frame (through PT_GNU_EH_FRAME when it has no .eh_frame
  * section: no section headers) and its .debug_frame, .eh_frame winning where both cover an
- * address (record/cfi.c says how overlapping FDEs are resolved), and rules for an _init and
+ * address (record/unwind/cfi.c says how overlapping FDEs are resolved), and rules for an _init and
  * _fini without CFI. e's data is not referenced after the call.
  * Returns 0; -ENOENT when e has no CFI for its code; -EBADMSG when it has some but none usable;
  * -E2BIG when the table would have more than max_rows rows, or cover more than 4 GiB; -ENOTSUP

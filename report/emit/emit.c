@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* emit.c: the emitter table, emitter choice and what every layout shares (-T headings). */
+/* emit.c: the emitter table, emitter choice and the model each emitter asks for. */
 #include <errno.h>
 #include <string.h>
 

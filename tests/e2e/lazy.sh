@@ -6,7 +6,7 @@
 # ld.so resolves each by calling the library's resolver, which enters getppid: every event has
 # the whole chain from _start through the trampoline, and no stack is cut at an unsupported CFI
 # rule. The same events through a uprobe (the registers of the uprobe's context), and under
-# `-- COMMAND`, where the first events are deferred and walked by stkrec (record/unwind.c).
+# `-- COMMAND`, where the first events are deferred and walked by stkrec (record/unwind/unwind.c).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require

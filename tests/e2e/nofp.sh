@@ -86,8 +86,8 @@ nofp_count nocfi "$nocfi" "$tp" "$NOFP/wl_nocfi"
 command_chain nocfi_command "$n" "$nocfi" "$tp" -- "$NOFP/wl_nocfi" "$n"
 
 # _init (glibc's crti.o and crtn.o: no CFI, sub $8,%rsp first) calling init_getppid (wl_init.c):
-# the rules record/cfi.c gives it carry the walk through, in BPF (-p: main calls _init() N times)
-# and in stkrec (-- COMMAND: the 500 events as libc runs the initializers, deferred). Without
+# the rules record/unwind/cfi.c gives it carry the walk through, in BPF (-p: main calls _init() N
+# times) and in stkrec (-- COMMAND: the 500 events as libc runs the initializers, deferred). Without
 # them every chain stopped at _init.
 nofp_count init "$(whole wl_init wl_outer _init init_getppid)" "$tp" "$NOFP/wl_init"
 command_chain init_command 500 \

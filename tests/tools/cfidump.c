@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * cfidump [-r] [-u] [-s] FILE...: the compact unwind tables record/cfi.c builds (abi.h, struct
- * stk_urow), for reading by eye and for surveys of a system's binaries.
+ * cfidump [-r] [-u] [-s] FILE...: the compact unwind tables record/unwind/cfi.c builds (abi.h,
+ * struct stk_urow), for reading by eye and for surveys of a system's binaries.
  *   one line per FILE: rows per kind, FDEs, bytes, build time (or the error)
  *   -r  every row: address, kind, CFA offset, rbp rule
  *   -u  what the unsupported rows are, as libdw reads the CFI at each row's address, tallied

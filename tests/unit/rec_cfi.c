@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/cfi.c, the compact unwind tables.
+ * Unit tests of record/unwind/cfi.c, the compact unwind tables.
  *  - real binaries (libc, ld.so, libperl, perl, python3.11, the vdso, and cfi_prog built by the
  *    Makefile with .eh_frame and with .debug_frame only): every row, at its first byte, its last
  *    and its middle, against the rules libdw (dwarf_cfi_addrframe) gives there, turned into the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/events.c (-e EVENT) and of the off-CPU options as opts.c hands them to
+ * Unit tests of record/probe/events.c (-e EVENT) and of the off-CPU options as opts.c hands them to
  * the recorder: names to perf_event_attr type/config, the period defaults, usage errors.
  */
 #include <errno.h>

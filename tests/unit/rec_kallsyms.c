@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * rec_kallsyms.c: the kernel symbols stkrec writes (record/kallsyms.c, docs/format.md 4.10) from
- * a made-up kallsyms file: nothing is read before an interval with kernel stacks; each KSYMS_ADD
- * holds exactly the symbols hit and not written before, sorted, sized up to the next symbol (the
- * last one up to 2^64), one per alias group; kallsyms is read again only for a frame outside the
- * kernel image once the signature changed, and then only changed symbols are written again;
- * kptr_restrict gives one HIDDEN record; --all-kallsyms a whole KSYMS first.
+ * rec_kallsyms.c: the kernel symbols stkrec writes (record/ksyms/kallsyms.c, docs/format.md 4.10)
+ * from a made-up kallsyms file: nothing is read before an interval with kernel stacks; each
+ * KSYMS_ADD holds exactly the symbols hit and not written before, sorted, sized up to the next
+ * symbol (the last one up to 2^64), one per alias group; kallsyms is read again only for a frame
+ * outside the kernel image once the signature changed, and then only changed symbols are written
+ * again; kptr_restrict gives one HIDDEN record; --all-kallsyms a whole KSYMS first.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -303,7 +303,7 @@ static const char *fmt(const char *f, ...)
 	return out;
 }
 
-/* The kernel's "%pS" texts (record/ksymname.c) into symbols. */
+/* The kernel's "%pS" texts (record/ksyms/ksymname.c) into symbols. */
 static void test_parse_named(void)
 {
 	struct rec_ksym_named s;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/kfunc.c that need no BPF: mechanism names (the meta key
+ * Unit tests of record/probe/kfunc.c that need no BPF: mechanism names (the meta key
  * probe.N.mechanism) and STKREC_KFUNC, which forces a mechanism without probing the kernel.
  */
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/objects.c, symbolize/debugfile.c and perfmap.c: perf-map lines, build-ids
- * and pseudo
+ * Unit tests of record/proc/objects.c, symbolize/debugfile.c and perfmap.c: perf-map lines,
+ * build-ids and pseudo
  * ids of the objects behind this test's own mappings, the vdso, and the OBJECTS record written for
  * them; for a stripped copy of this program, the symbols of its debug file added to the record
  * when the debug file is where it belongs and carries the right build-id or CRC, and only then;

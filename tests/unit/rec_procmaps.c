@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of record/procmaps.c's mapping set, as the kernel's mmap records change it: a
+ * Unit tests of record/proc/procmaps.c's mapping set, as the kernel's mmap records change it: a
  * mapping replaces what it overlaps (MAP_FIXED), one inside an older mapping splits it, records
  * older than the last /proc read or exec change nothing, an exec ends the old image, which still
  * names the rows of it drained after the exec, in a part of the interval of its own. And the

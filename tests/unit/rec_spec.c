@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of record/spec.c and elfsym.c pure parts: spec splitting, matching, library names. */
+/*
+ * Unit tests of record/probe/spec.c, match.c and elfsym.c pure parts: spec splitting, matching,
+ * library names.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

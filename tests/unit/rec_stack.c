@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of record/snapshot.c's stack deduplication. */
+/* Unit tests of record/write/snapshot.c's stack deduplication. */
 #include <stdlib.h>
 
 #include "../test.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * rep_escape.c: the escaping every text output applies to names (report/escape.h): each byte
+ * rep_escape.c: the escaping every text output applies to names (include/stk/escape.h): each byte
  * 0x01-0x1f and 0x7f and the backslash escaped, C style; ';' only when asked (folded paths);
  * bytes >= 0x80 untouched; a cut never splits an escape; the three entry points agree.
  */

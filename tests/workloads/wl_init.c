@@ -4,7 +4,7 @@
  * libc runs the program's initializers, before main, then exactly N times more as main calls
  * _init() itself (wl_outer), after -w's wait. _init is glibc's crti.o and crtn.o around the call
  * put in .init here, and has no CFI: sub $8,%rsp first, so its return address is not at rsp
- * (tests/e2e/nofp.sh: record/cfi.c gives it rules). Options: see wl.h.
+ * (tests/e2e/nofp.sh: record/unwind/cfi.c gives it rules). Options: see wl.h.
  */
 #include "wl.h"
 

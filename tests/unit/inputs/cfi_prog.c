@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * cfi_prog.c: an input of tests/unit/rec_cfi.c, which compares record/cfi.c's table of it with
- * libdw's reading. The Makefile builds it twice: as usual (.eh_frame), and with
+ * cfi_prog.c: an input of tests/unit/rec_cfi.c, which compares record/unwind/cfi.c's table of it
+ * with libdw's reading. The Makefile builds it twice: as usual (.eh_frame), and with
  * -fno-asynchronous-unwind-tables, where its own functions' CFI is only in .debug_frame (crt1.o's
  * _start keeps its .eh_frame). realigned() makes gcc realign the stack through a DRAP register
  * (STK_CFA_RBP_DEREF rows), framed() sets up rbp for its variable-length array (STK_CFA_RBP).
