@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stk/cli.h>
+
 #include "rec.h"
 
 enum {
@@ -24,6 +26,7 @@ enum {
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
 	OPT_ALL_KALLSYMS,
+	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
 /* bcc's letters: stackcount, profile and offcputime; ':' first for our own one-line errors */
@@ -70,10 +73,11 @@ static const struct option long_opts[] = {
 };
 
 static const char usage_text[] =
-	"usage: stkrec [OPTIONS] [SPEC...] [-- COMMAND [ARG...]]\n"
+	"usage: stkrec [OPTIONS] [SPEC...] [DURATION] [-- COMMAND [ARG...]]\n"
 	"Count stack traces in the kernel with eBPF and write them to a capture file.\n"
 	"\n"
-	"SPEC (bcc stackcount syntax; none: timed sampling of all CPUs, like bcc profile):\n"
+	"SPEC (bcc stackcount syntax; none: timed sampling of all CPUs, like bcc profile; a\n"
+	"last argument of digits only is the duration, as bcc profile's):\n"
 	"  t:CATEGORY:EVENT       tracepoint (wildcards in both parts)\n"
 	"  LIB:FUNC, p:LIB:FUNC   uprobe on FUNC in LIB (c = libc), /path/to/binary:FUNC\n"
 	"  u:LIB:PROBE            USDT probe\n"
@@ -95,12 +99,15 @@ static const char usage_text[] =
 	"  -I, --include-idle         keep the idle task (pid 0)\n"
 	"  -e, --event EVENT          sampling event: cpu-clock (default), task-clock,\n"
 	"                             page-faults, context-switches, cpu-migrations, cycles,\n"
-	"                             instructions, cache-misses, branch-misses\n"
+	"                             instructions, cache-misses, branch-misses (perf's other\n"
+	"                             names too: cpu-cycles, faults, cs, migrations)\n"
 	"      --snoop                record every event with its time and CPU (bcc stacksnoop)\n"
 	"      --ringbuf-size MB      --snoop ring buffer size (default 16)\n"
 	"      --offcpu               off-CPU time: stacks of blocked tasks, weighted by usecs\n"
-	"  -m, --min-block USECS      --offcpu: ignore blocks shorter than USECS (default 1)\n"
-	"  -M, --max-block USECS      --offcpu: ignore blocks longer than USECS\n"
+	"  -m, --min-block, --min-block-time USECS\n"
+	"                             --offcpu: ignore blocks shorter than USECS (default 1)\n"
+	"  -M, --max-block, --max-block-time USECS\n"
+	"                             --offcpu: ignore blocks longer than USECS\n"
 	"  -u, --user-threads-only    --offcpu: user threads only (no kernel threads)\n"
 	"  -k, --kernel-threads-only  --offcpu: kernel threads only\n"
 	"      --state MASK           --offcpu: tasks blocking in these states only (bcc\n"
@@ -288,7 +295,7 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 			snprintf(msg, sizeof(msg), "unknown event '%.64s' (events: %s)", arg, names);
 			return usage_err("%s", msg);
 		}
-		o->event = arg;
+		o->event = rec_event_find(arg)->name;	/* perf's aliases by our name */
 		return 0;
 	case OPT_SNOOP:
 		o->snoop = true;
@@ -318,27 +325,23 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case 'u':
 	case 'k':
 		o->threads = c == 'u' ? STK_THREADS_USER : STK_THREADS_KERNEL;
-		o->offcpu_filter_given = true;
 		return 0;
 	case OPT_STATE:
 		if (rec_parse_u64(arg, 0, UINT32_MAX, &v))
 			return usage_err("invalid --state '%s' (a task state bitmask)", arg);
 		o->state = (int64_t)v;
-		o->offcpu_filter_given = true;
 		return 0;
 	case 'm':
 	case OPT_MIN_BLOCK:
 		if (rec_parse_u64(arg, 0, UINT64_MAX / 1000, &v))
 			return usage_err("invalid --min-block '%s' (microseconds)", arg);
 		o->min_block_us = v;
-		o->offcpu_filter_given = true;
 		return 0;
 	case 'M':
 	case OPT_MAX_BLOCK:
 		if (rec_parse_u64(arg, 1, UINT64_MAX / 1000, &v))
 			return usage_err("invalid --max-block '%s' (microseconds)", arg);
 		o->max_block_us = v;
-		o->offcpu_filter_given = true;
 		return 0;
 	case OPT_NO_SYMTABS:
 		o->no_symtabs = true;
@@ -368,16 +371,6 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	}
 }
 
-/* The option getopt refused, as the user wrote it (short options may be bundled: -Kx). */
-static const char *refused_option(char **argv, char *buf, size_t len)
-{
-	if (optopt) {
-		snprintf(buf, len, "-%c", optopt);
-		return buf;
-	}
-	return argv[optind - 1];
-}
-
 /*
  * bcc options that shape the printed report: stkrec records, stkreport prints, so each gets a
  * one-line refusal naming its equivalent instead of "unrecognized".
@@ -390,7 +383,7 @@ static const struct {
 	REPORT_OPTION("-f", "--folded", "-f FILE"),
 	REPORT_OPTION("-d", "--delimited", "-d FILE"),
 	REPORT_OPTION("-a", "--annotations", "-a FILE"),
-	REPORT_OPTION("-A", "--address", "-v FILE (raw addresses)"),
+	REPORT_OPTION("-A", "--address", "-A FILE (raw addresses)"),
 	REPORT_OPTION("-P", "--perpid", "-P FILE"),
 	REPORT_OPTION("-s", "--offset", "-s FILE"),
 	REPORT_OPTION("-v", "--verbose", "-v FILE"),
@@ -501,32 +494,198 @@ static int resolve_c(struct rec_opts *o)
 	return 0;
 }
 
-/* --snoop, --offcpu and -e select modes: refuse the combinations that mean nothing. */
-static int check_modes(const struct rec_opts *o)
+/*
+ * What a run does: one of these (run_mode()). Each option means something in some of them
+ * (applies[]); given in another, it is a usage error, never a silent no-op.
+ */
+enum {
+	MODE_SAMPLE = 1 << 0,	/* no SPEC: timed sampling (bcc profile), or of -e EVENT */
+	MODE_COUNT = 1 << 1,	/* SPECs: every event counted (bcc stackcount) */
+	MODE_SNOOP = 1 << 2,	/* --snoop SPEC: every event recorded (bcc stacksnoop) */
+	MODE_OFFCPU = 1 << 3,	/* --offcpu (bcc offcputime) */
+	MODE_LIST = 1 << 4,	/* -l: what SPECs attach to */
+	MODE__COUNT = 5,
+	MODE_RECORD = MODE_SAMPLE | MODE_COUNT | MODE_SNOOP | MODE_OFFCPU,
+	MODE_PROBES = MODE_COUNT | MODE_SNOOP,
+};
+
+static const char *const mode_names[MODE__COUNT] = {
+	"sampling", "probe SPECs", "--snoop", "--offcpu", "-l",
+};
+
+/* Where each option that does not apply to every run means something; -q and -h apply to all. */
+static const struct stk_applies applies[] = {
+	{ 'o', MODE_RECORD },
+	{ 'L', MODE_RECORD },
+	{ 't', MODE_RECORD },
+	{ 'K', MODE_RECORD },
+	{ 'U', MODE_RECORD },
+	{ 'i', MODE_RECORD },
+	{ 'D', MODE_RECORD },
+	{ 'r', MODE_PROBES | MODE_LIST },
+	{ 'F', MODE_SAMPLE },
+	{ 'c', MODE_SAMPLE | MODE_PROBES },
+	{ 'C', MODE_RECORD },
+	{ 'I', MODE_SAMPLE },
+	{ 'e', MODE_SAMPLE },
+	{ OPT_RINGBUF_SIZE, MODE_SNOOP },
+	{ 'm', MODE_OFFCPU },
+	{ OPT_MIN_BLOCK, MODE_OFFCPU },
+	{ 'M', MODE_OFFCPU },
+	{ OPT_MAX_BLOCK, MODE_OFFCPU },
+	{ 'u', MODE_OFFCPU },
+	{ 'k', MODE_OFFCPU },
+	{ OPT_STATE, MODE_OFFCPU },
+	{ OPT_STACK_STORAGE, MODE_RECORD },
+	{ OPT_HASH_STORAGE, MODE_RECORD },
+	{ OPT_MAX_KPROBES, MODE_PROBES | MODE_LIST },
+	{ OPT_UNWIND, MODE_RECORD },
+	{ OPT_UNWIND_MEMORY, MODE_RECORD },
+	{ OPT_NO_SYMTABS, MODE_RECORD },
+	{ OPT_EMBED_OBJECTS, MODE_RECORD },
+	{ OPT_ALL_KALLSYMS, MODE_RECORD },
+};
+
+static unsigned int run_mode(const struct rec_opts *o)
 {
+	if (o->list)
+		return MODE_LIST;
+	if (o->offcpu)
+		return MODE_OFFCPU;
+	if (o->snoop)
+		return MODE_SNOOP;
+	return o->nspecs ? MODE_COUNT : MODE_SAMPLE;
+}
+
+/* Every option given means something in the run (applies[]). */
+static int check_applies(const struct rec_opts *o, const bool *given)
+{
+	unsigned int mode = run_mode(o);
+	char name[32], where[160];
+	int i;
+
+	if (o->command && mode == MODE_LIST)
+		return usage_err("-l records nothing: it takes no -- COMMAND%s", "");
+	i = stk_misplaced(applies, sizeof(applies) / sizeof(applies[0]), given, mode, mode_names,
+			  where, sizeof(where));
+	if (i < 0)
+		return 0;
+	fprintf(stderr, "stkrec: %s does not apply to %s (only to %s)\n"
+		"Try 'stkrec --help' for more information.\n",
+		stk_option_name(applies[i].opt, long_opts, name, sizeof(name)),
+		mode_names[__builtin_ctz(mode)],
+		applies[i].where == MODE_RECORD ? "recording" : where);
+	return -EINVAL;
+}
+
+/*
+ * Options that exclude each other, as bcc's tools refuse them (argparse's mutually exclusive
+ * groups in profile.py and offcputime.py: -p/-L; -p/-t/-u/-k; -U/-K; -F/-c; and offcputime's
+ * "Displaying user stacks for kernel threads doesn't make sense"), and ours.
+ */
+static int check_exclusions(const struct rec_opts *o, const bool *given)
+{
+	if (o->kernel_only && o->user_only)
+		return usage_err("-K and -U exclude each other%s", "");
+	if (given['F'] && given['c'])
+		return usage_err("-F and -c exclude each other (a frequency or a period, as in bcc "
+				 "profile)%s", "");
+	if (o->npids && o->ntids)
+		return usage_err("-p and -L/-t exclude each other (as in bcc profile and "
+				 "offcputime)%s", "");
+	if (given['u'] && given['k'])
+		return usage_err("-u and -k exclude each other (as in bcc offcputime)%s", "");
+	if ((given['u'] || given['k']) && (o->npids || o->ntids))
+		return usage_err("-u and -k exclude -p and -t (as in bcc offcputime)%s", "");
+	if (given['k'] && o->user_only)
+		return usage_err("-k with -U: kernel threads have no user stacks (as bcc offcputime "
+				 "says)%s", "");
+	if (o->command && o->npids)
+		return usage_err("-p and -- COMMAND exclude each other%s", "");
+	if (o->no_symtabs && o->embed_objects)
+		return usage_err("--no-symtabs and --embed-objects exclude each other (whole objects "
+				 "hold their symbol tables)%s", "");
 	if (o->offcpu && o->nspecs)
 		return usage_err("--offcpu takes no probe SPEC (it traces sched_switch)%s", "");
 	if (o->offcpu && o->snoop)
 		return usage_err("--offcpu and --snoop exclude each other%s", "");
-	if (o->event && (o->nspecs || o->offcpu))
-		return usage_err("-e selects the sampling event: it takes no SPEC and no --offcpu%s",
-				 "");
 	if (o->snoop && !o->nspecs)
 		return usage_err("--snoop needs a probe SPEC (bcc stacksnoop traces functions)%s",
 				 "");
-	if (o->offcpu_filter_given && !o->offcpu)
-		return usage_err("-m/--min-block, -M/--max-block, -u, -k and --state apply to "
-				 "--offcpu%s", "");
+	if (o->regexp && !o->nspecs)
+		return usage_err("-r applies to SPEC patterns: give a SPEC%s", "");
 	if (o->min_block_us > o->max_block_us)
 		return usage_err("--min-block is above --max-block%s", "");
+	return 0;
+}
+
+/*
+ * A SPEC's patterns compile (-r: POSIX extended regular expressions): a bad one is a usage
+ * error naming it, before any probe is looked for ('(' was taken for a kernel function).
+ */
+static int check_patterns(const struct rec_opts *o)
+{
+	struct rec_spec_parts parts;
+
+	for (int i = 0; o->regexp && i < o->nspecs; i++) {
+		char *colon;
+		const char *pat[2];
+
+		if (rec_spec_split(o->specs[i], &parts))
+			continue;	/* said where SPECs are resolved */
+		colon = parts.type == 't' ? strchr(parts.pattern, ':') : NULL;
+		if (colon)
+			*colon = 0;
+		pat[0] = parts.pattern;
+		pat[1] = colon ? colon + 1 : NULL;
+		for (int k = 0; k < 2 && pat[k]; k++) {
+			struct rec_matcher *m = rec_matcher__new(pat[k], true);
+
+			if (!m && errno == EINVAL) {
+				char msg[512];
+
+				snprintf(msg, sizeof(msg), "invalid regular expression '%.200s' in "
+					 "SPEC '%.200s'", pat[k], o->specs[i]);
+				return usage_err("%s", msg);
+			}
+			if (!m)
+				return rec_err(-ENOMEM, "out of memory");
+			rec_matcher__free(m);
+		}
+	}
+	return 0;
+}
+
+/*
+ * bcc profile and offcputime: a last argument of digits only is the duration, with SPECs too
+ * (no tracepoint, function or library is named so; `stkrec t:... 5` took 5 for a kernel
+ * function).
+ */
+static int trailing_duration(struct rec_opts *o, bool *given)
+{
+	const char *last = o->nspecs ? o->specs[o->nspecs - 1] : NULL;
+	uint64_t v;
+
+	if (!last || !all_digits(last))
+		return 0;
+	if (o->list)
+		return usage_err("-l records nothing: '%s' is not a SPEC", last);
+	if (given['D'])
+		return usage_err("the duration is given twice: -D and '%s'", last);
+	if (rec_parse_u64(last, 1, UINT_MAX, &v))
+		return usage_err("invalid duration '%s'", last);
+	o->duration_s = v;
+	o->nspecs--;
+	given['D'] = true;
 	return 0;
 }
 
 int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 {
 	int cmd = command_index(argc, argv);
+	bool given[OPT__COUNT] = { false };
 	int c, err;
-	char opt[3];
+	char opt[8];
 
 	set_defaults(o, argc, argv);
 	optind = 1;
@@ -534,17 +693,21 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 	while ((c = getopt_long(cmd, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		if (c == ':')
 			return usage_err("option '%s' needs an argument",
-					 refused_option(argv, opt, sizeof(opt)));
+					 stk_refused_option(argv, long_opts, opt, sizeof(opt)));
 		if (c == '?') {
-			const char *bad = refused_option(argv, opt, sizeof(opt));
+			const char *bad = stk_refused_option(argv, long_opts, opt, sizeof(opt));
 			const char *why = refusal_of(bad);
 
 			if (why) {
 				fprintf(stderr, "stkrec: %s %s\n", bad, why);
 				return -EINVAL;
 			}
+			/* a known long option given a value it does not take: --list=1 */
+			if (optopt && !strncmp(bad, "--", 2))
+				return usage_err("option '%s' takes no argument", bad);
 			return usage_err("unrecognized option '%s'", bad);
 		}
+		given[c] = true;
 		err = parse_one(c, optarg, o);
 		if (err)
 			return err;
@@ -556,25 +719,20 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 			return usage_err("no COMMAND after '--'%s", "");
 		o->command = argv + cmd + 1;
 	}
-	if (o->kernel_only && o->user_only)
-		return usage_err("-K and -U exclude each other%s", "");
-	/* bcc profile: a trailing all-digit positional argument is the duration. */
-	if (o->nspecs == 1 && all_digits(o->specs[0])) {
-		uint64_t v;
-
-		if (rec_parse_u64(o->specs[0], 1, UINT_MAX, &v))
-			return usage_err("invalid duration '%s'", o->specs[0]);
-		o->duration_s = v;
-		o->nspecs = 0;
-	}
-	if (o->command && o->npids)
-		return usage_err("-p and -- COMMAND exclude each other%s", "");
-	err = resolve_c(o);
+	err = trailing_duration(o, given);
+	if (!err)
+		err = check_exclusions(o, given);
+	if (!err)
+		err = check_applies(o, given);
+	if (!err)
+		err = check_patterns(o);
+	if (!err)
+		err = resolve_c(o);
 	if (err)
 		return err;
 	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (probe/events.c) */
 	size_storage(o);
-	return check_modes(o);
+	return 0;
 }
 
 void rec_opts__free(struct rec_opts *o)

@@ -44,7 +44,6 @@ struct rec_opts {
 	uint32_t ringbuf_mb;	/* --ringbuf-size: the --snoop ring buffer, all CPUs */
 	bool offcpu;		/* --offcpu: blocked time per stack, in microseconds */
 	uint64_t min_block_us, max_block_us;
-	bool offcpu_filter_given;	/* -m, -M, -u, -k or --state: --offcpu only */
 	bool list;		/* -l: print the SPECs' targets, record nothing (probe/list.c) */
 	uint32_t threads;	/* -u, -k: enum stk_threads */
 	int64_t state;		/* --state MASK (bcc offcputime), -1: any */

@@ -30,10 +30,23 @@ static const struct rec_event events[] = {
 
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 
+/* perf's other names of the same events (perf list: "cpu-cycles OR cycles", ...) */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{ "cpu-cycles", "cycles" },
+	{ "faults", "page-faults" },
+	{ "cs", "context-switches" },
+	{ "migrations", "cpu-migrations" },
+};
+
 const struct rec_event *rec_event_find(const char *name)
 {
 	if (!name)
 		return &events[0];	/* no -e: cpu-clock, bcc profile's event */
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (!strcmp(aliases[i].alias, name))
+			name = aliases[i].name;
 	for (size_t i = 0; i < NEVENTS; i++)
 		if (!strcmp(events[i].name, name))
 			return &events[i];

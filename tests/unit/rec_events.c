@@ -43,6 +43,13 @@ static void test_find(void)
 		       e ? e->config : ~0ull);
 	(void)T_CHECK("test_rec_event_unknown", !rec_event_find("Cycles") && !rec_event_find(""),
 		      "names are exact and case-sensitive");
+	/* perf's other names: the same events, under our name (meta event) */
+	e = rec_event_find("cpu-cycles");
+	(void)T_EQ_STR("test_rec_event_alias_cpu_cycles", "cycles", e ? e->name : "(none)");
+	e = rec_event_find("faults");
+	(void)T_EQ_STR("test_rec_event_alias_faults", "page-faults", e ? e->name : "(none)");
+	e = rec_event_find("cs");
+	(void)T_EQ_STR("test_rec_event_alias_cs", "context-switches", e ? e->name : "(none)");
 }
 
 static void test_names(void)

@@ -151,6 +151,8 @@ static void test_opts(void)
 	char *a4[] = { "stkrec", "--stack-storage-size", "100", "-p", "1,2", "-C", "1",
 		       "--all-kallsyms", NULL };
 	char *a5[] = { "stkrec", "-i", "0", NULL };
+	/* bcc profile's positional duration, after SPECs too: never a kernel function "5" */
+	char *a6[] = { "stkrec", "t:a:b", "c:malloc", "5", NULL };
 
 	if (T_EQ_INT("test_rec_opts_spec_cmd_rc", 0, parse(&o, a1))) {
 		(void)T_EQ_STR("test_rec_opts_output", "x.stk", o.output);
@@ -182,6 +184,11 @@ static void test_opts(void)
 	}
 	rec_opts__free(&o);
 	(void)T_EQ_INT("test_rec_opts_bad_interval", -EINVAL, parse(&o, a5));
+	rec_opts__free(&o);
+	if (T_EQ_INT("test_rec_opts_spec_duration_rc", 0, parse(&o, a6))) {
+		(void)T_EQ_INT("test_rec_opts_spec_duration_nspecs", 2, o.nspecs);
+		(void)T_EQ_INT("test_rec_opts_spec_duration", 5, o.duration_s);
+	}
 	rec_opts__free(&o);
 }
 
