@@ -102,6 +102,25 @@ static bool is_event_dir(const struct dirent *d)
 	return d->d_type == DT_DIR && d->d_name[0] != '.';
 }
 
+/*
+ * Whether event dir `path` is a tracepoint a BPF program can attach to. The kernel gives an
+ * event no "enable" file when it cannot be enabled on its own (TRACE_EVENT_FL_IGNORE_ENABLE:
+ * ftrace's own function, print, kernel_stack... events, 18 of them on 6.18), and these are no
+ * tracepoints to perf either: listed or matched, they would only fail to attach.
+ */
+static bool attachable_event(char *path, size_t len)
+{
+	size_t n = strlen(path);
+	bool yes;
+
+	if (n + sizeof("/enable") > len)
+		return false;
+	memcpy(path + n, "/enable", sizeof("/enable"));
+	yes = !access(path, F_OK);
+	path[n] = 0;
+	return yes;
+}
+
 static int match_events(struct rec_spec *s, const char *events, const struct rec_matcher *cat_m,
 			const struct rec_matcher *ev_m)
 {
@@ -120,7 +139,12 @@ static int match_events(struct rec_spec *s, const char *events, const struct rec
 		if (!evs)
 			continue;
 		while (!err && (e = readdir(evs))) {
+			char ev[PATH_MAX + 512];
+
 			if (!is_event_dir(e) || !rec_matcher__match(ev_m, e->d_name))
+				continue;
+			snprintf(ev, sizeof(ev), "%s/%s", path, e->d_name);
+			if (!attachable_event(ev, sizeof(ev)))
 				continue;
 			snprintf(name, sizeof(name), "%s:%s", c->d_name, e->d_name);
 			err = add_target(s, name, NULL, 0, 0);

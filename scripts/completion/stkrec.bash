@@ -15,8 +15,28 @@ _stk_events() {
 		grep -oE '[a-z]+(-[a-z]+)+|cycles|instructions' | sort -u
 }
 
+# The word being completed as typed: bash splits words at ':' too (COMP_WORDBREAKS), and a
+# tracepoint SPEC has two. (Without COMP_LINE, as some callers leave it: the last word.)
+_stk_word() {
+	local line=${COMP_LINE-${COMP_WORDS[COMP_CWORD]}}
+	line=${line:0:${COMP_POINT:-${#line}}}
+	printf '%s' "${line##*[[:space:]]}"
+}
+
+# Tracepoint SPECs for WORD from `stkrec -l` (root: tracefs is root's): the categories
+# ("t:syscalls:") until WORD names one, then its events.
+_stk_tracepoints() {
+	local all
+	all=$("$1" -l 2>/dev/null) || return
+	case $2 in
+	t:*:*) compgen -W "$all" -- "$2" ;;
+	*) compgen -W "$(sed 's/:[^:]*$/:/' <<<"$all" | sort -u)" -- "$2" ;;
+	esac
+}
+
 _stkrec() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} tool=${COMP_WORDS[0]}
+	local word
 	COMPREPLY=()
 	case $prev in
 	-o | --output) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -28,9 +48,16 @@ _stkrec() {
 	--max-block-time | --state | --stack-storage-size | --hash-storage-size | \
 	--max-kprobes | --ringbuf-size | --unwind-memory) return ;;
 	esac
-	case $cur in
+	word=$(_stk_word)
+	case $word in
 	-*) mapfile -t COMPREPLY < <(compgen -W "$(_stk_options "$tool")" -- "$cur") ;;
-	t:* | tracepoint:*) ;;	# tracepoint names: `stkrec -l` is not there yet
+	t:*)
+		mapfile -t COMPREPLY < <(_stk_tracepoints "$tool" "$word")
+		# a category goes on with its event: no space after "t:syscalls:"
+		[[ ${COMPREPLY[0]:-} == *: ]] && compopt -o nospace 2>/dev/null
+		# bash replaces only what follows the last ':' of the word
+		[[ $COMP_WORDBREAKS == *:* ]] && COMPREPLY=("${COMPREPLY[@]#"${word%"${word##*:}"}"}")
+		;;
 	*) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;	# a binary to probe, or COMMAND
 	esac
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/check/completion.sh: scripts/completion/stkrec.bash completes both tools in bash: every
-# option the tools' --help lists, the values of --unwind, -e and --by, and captures by name.
+# option the tools' --help lists, the values of --unwind, -e and --by, captures by name, and
+# tracepoint SPECs (`stkrec t:sys<TAB>`) from `stkrec -l`.
 set -u
 cd "$(dirname "$0")/../.."
 OUTPUT=${OUTPUT:-.output}
@@ -16,10 +17,26 @@ complete_words() {
 		printf "%s\n" "${COMPREPLY[@]}" | sort' sh "$@"
 }
 
-expect() { # NAME WANT WORD...: the offered words, joined by spaces, are WANT
-	local name=$1 want=$2 got
-	shift 2
-	got=$(complete_words "$@" | tr '\n' ' ' | sed 's/ $//')
+# complete_line LINE: the same for the end of LINE as bash splits it: a ':' is a word of its own
+# (COMP_WORDBREAKS), COMP_LINE and COMP_POINT as typed
+complete_line() {
+	bash -c 'source scripts/completion/stkrec.bash
+		COMP_LINE=$1 COMP_POINT=${#1}
+		read -r -a COMP_WORDS <<<"${1//:/ : }"
+		case $1 in *: | *" ") COMP_WORDS+=("") ;; esac
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_stkrec
+		printf "%s\n" "${COMPREPLY[@]}" | sort' sh "$1"
+}
+
+# expect NAME WANT WORD...: the offered words, joined by spaces, are WANT (expect_line NAME
+# WANT LINE: for the end of LINE)
+expect() { expect_from complete_words "$@"; }
+expect_line() { expect_from complete_line "$@"; }
+expect_from() {
+	local how=$1 name=$2 want=$3 got
+	shift 3
+	got=$("$how" "$@" | tr '\n' ' ' | sed 's/ $//')
 	if [ "$got" = "$want" ]; then
 		echo "ok completion.$name"
 	else
@@ -34,6 +51,14 @@ expect unwind_value "auto cfi fp" "$rec" --unwind ""
 expect event_value "page-faults" "$rec" -e pa
 expect report_by "capture comm" "$rep" --by c
 expect report_option "--symfs" "$rep" --sym
+expect block_time "--min-block --min-block-time" "$rec" --min-bl
+# tracepoints: `stkrec -l` needs root (tracefs is root's)
+if "$rec" -l >/dev/null 2>&1; then
+	expect_line tracepoint_category "syscalls:" "$rec t:sysc"
+	expect_line tracepoint_event "sys_enter_getppid" "$rec -D 1 t:syscalls:sys_enter_getpp"
+else
+	echo "skip completion.tracepoint: stkrec -l fails here (not root?)"
+fi
 touch "$tmp/a.stk" "$tmp/b.txt"
 expect capture_file "$tmp/a.stk" "$rep" "$tmp/"
 # every long option of each tool's --help is offered for "--"
