@@ -51,6 +51,8 @@ struct builder {
 	uint32_t reasons_cap;
 	uint8_t *grep;			/* per string id: 0 unknown, 1 no match, 2 match */
 	uint32_t grep_cap;
+	char *key;			/* address_key()'s text */
+	size_t key_cap;
 	uint32_t empty;			/* id of "" */
 };
 
@@ -71,26 +73,32 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
 
 /*
  * The text of a frame (stkreport(1), "Frames"):
- *   [ADDR ]NAME[+0xOFF][ (FILE:LINE)][ (inlined)][_[k]]    named frames
- *   [ADDR ][unknown][ (MODULE+0xOFF)][_[k]]                 unnamed frames (module with -v)
- *   [kernel] 0xADDR[_[k]], or ADDR [kernel] with -v          kernel frames under hidden kallsyms
- * ADDR is "%-16lx" with -v (stackcount's column), +0xOFF comes with -s (never on an inlined frame:
- * it has no address of its own), FILE:LINE with -l, _[k] with -a. " (inlined)" is perf's marking.
- * exact (layouts that print every field, --json): every field goes into the text, so frames that
- * differ in any field stay apart.
+ *   [ADDR ]NAME[+0xOFF][ (FILE:LINE)][ (inlined)][ [MODULE]][_[k]]   named frames
+ *   [ADDR ][unknown][ (MODULE+0xOFF)][ [MODULE]][_[k]]                unnamed frames
+ *   [kernel] 0xADDR[_[k]], or ADDR [kernel] with the address column   under hidden kallsyms
+ * ADDR is stackcount -v's "%-16lx", or profile -A's "0x%016lx" (cfg->addr_0x); +0xOFF comes
+ * with -s or in bcc profile's frames (never on an inlined frame: it has no address of its own);
+ * FILE:LINE with -l; (MODULE+0xOFF) with -v; [MODULE] in bcc profile's frames (cfg->bcc_frames:
+ * b.sym(addr, pid, show_module=True, show_offset=True) in tools/profile.py since bcc 0.33, the
+ * module "kernel" for the kernel image, bcc's KSyms name); _[k] with -a. " (inlined)" is perf's
+ * marking. exact (layouts that print every field, --json): every field goes into the text, so
+ * frames that differ in any field stay apart.
  */
-void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o, bool addr_column,
-		      bool exact, char *buf, size_t len)
+void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o,
+		      const struct rep_model_cfg *cfg, char *buf, size_t len)
 {
-	bool inl = f->flags & REP_FRAME_F_INLINED;
+	bool inl = f->flags & REP_FRAME_F_INLINED, kernel = f->flags & REP_FRAME_F_KERNEL;
+	bool exact = cfg->exact;
+	const char *module = f->module ? f->module : kernel ? "kernel" : NULL;
 	size_t n = 0;
 
 	buf[0] = 0;
-	if (addr_column)
-		append(buf, len, &n, "%-16" PRIx64 " ", f->addr);
+	if (cfg->addr_column)
+		append(buf, len, &n, cfg->addr_0x ? "0x%016" PRIx64 " " : "%-16" PRIx64 " ",
+		       f->addr);
 	if (f->name) {
 		append(buf, len, &n, "%s", f->name);
-		if ((o->offset || exact) && !inl)
+		if ((o->offset || exact || cfg->bcc_frames) && !inl)
 			append(buf, len, &n, "+0x%" PRIx64, f->offset);
 		if ((o->lines || exact) && f->file)
 			append(buf, len, &n, " (%s:%" PRIu32 ")", f->file, f->line);
@@ -98,18 +106,23 @@ void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o, bool 
 			append(buf, len, &n, " (inlined)");
 	} else if (f->reason == SYM_R_KSYMS_HIDDEN) {
 		/* kallsyms showed zeros when recorded: the address is all there is, never a guess
-		 * (with -v it is in the address column already) */
-		append(buf, len, &n, addr_column ? "[kernel]" : "[kernel] 0x%" PRIx64, f->addr);
+		 * (with the address column it is there already) */
+		append(buf, len, &n, cfg->addr_column ? "[kernel]" : "[kernel] 0x%" PRIx64, f->addr);
+		module = NULL;
 	} else {
 		append(buf, len, &n, "[unknown]");
 		if ((o->verbose || exact) && f->module)
 			append(buf, len, &n, " (%s+0x%" PRIx64 ")", f->module, f->module_offset);
+		if (!f->module)
+			module = NULL;	/* bcc: no module known, no brackets */
 	}
+	if (cfg->bcc_frames && module)
+		append(buf, len, &n, " [%s]", module);
 	if (exact) {
 		append(buf, len, &n, " %s", f->module ? f->module : "");
 		append(buf, len, &n, " %u", f->reason);
 	}
-	if ((f->flags & REP_FRAME_F_KERNEL) && (o->annotations || exact))
+	if (kernel && (o->annotations || exact))
 		append(buf, len, &n, "_[k]");
 }
 
@@ -157,7 +170,7 @@ static int intern_frame(struct builder *b, struct rep_frame f, uint32_t *id)
 	int64_t tid;
 	int err = 0;
 
-	rep_frame_render(&f, b->o, m->cfg.addr_column, m->cfg.exact, buf, sizeof(buf));
+	rep_frame_render(&f, b->o, &m->cfg, buf, sizeof(buf));
 	tid = rep_strtab__intern(&m->strs, buf);
 	if (tid < 0)
 		return tid;
@@ -344,6 +357,7 @@ static bool stack_eq(const void *ctx, uint32_t val)
 
 	return a->section == b->section && a->group == b->group && a->pid == b->pid &&
 	       a->comm == b->comm && a->flags == b->flags && a->nk == b->nk && a->nu == b->nu &&
+	       a->addrs == b->addrs &&
 	       (!(a->nk + a->nu) ||
 		!memcmp(a->frames, b->frames, (a->nk + a->nu) * sizeof(*a->frames)));
 }
@@ -353,7 +367,7 @@ static uint64_t stack_hash(const struct rep_stack *s)
 	uint64_t h = rep_hash_u64(s->section, ((uint64_t)s->pid << 32) | s->comm);
 
 	h = rep_hash_u64(h, ((uint64_t)s->flags << 40) ^ ((uint64_t)s->nk << 20) ^ s->nu);
-	h = rep_hash_u64(h, s->group);
+	h = rep_hash_u64(h, ((uint64_t)s->addrs << 32) | s->group);
 	return rep_hash_bytes(h, s->frames, (s->nk + s->nu) * sizeof(*s->frames));
 }
 
@@ -483,6 +497,37 @@ static int64_t row_group(struct builder *b, const struct rep_interval *ri,
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
+/*
+ * --address-stacks: the raw addresses of the stacks shown, as a string id, so that stacks of
+ * other addresses stay apart however alike they print: bcc keys its counts on stack ids, one per
+ * distinct address stack (tools/stackcount.py, profile.py, offcputime.py: struct key_t).
+ */
+static int64_t address_key(struct builder *b, const struct cap_stack *ks, const struct cap_stack *us)
+{
+	const struct cap_stack *side[2] = { ks, us };
+	char *key = b->key;
+	size_t n = 0;
+
+	for (int k = 0; k < 2; k++) {
+		uint32_t nips = side[k] ? side[k]->nips : 0;
+		size_t need = n + 2 + nips * 17 + 1;
+
+		if (need > b->key_cap) {
+			size_t cap = need * 2;
+			char *v = realloc(b->key, cap);
+
+			if (!v)
+				return -ENOMEM;
+			b->key = key = v;
+			b->key_cap = cap;
+		}
+		n += sprintf(key + n, "%c:", k ? 'u' : 'k');
+		for (uint32_t i = 0; i < nips; i++)
+			n += sprintf(key + n, "%" PRIx64 ",", side[k]->ips[i]);
+	}
+	return rep_strtab__intern(&b->m->strs, key);
+}
+
 /* --grep: does any frame of the stack match? Each frame text is matched once. */
 static int stack_matches(struct builder *b, const uint32_t *frames, uint32_t n)
 {
@@ -544,7 +589,7 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 	if (id < 0)
 		return id;
 	s.group = id;
-	s.pid = cfg->key_pid ? row->pid : 0;
+	s.pid = !cfg->key_pid ? 0 : cfg->key_tid ? row->tid : row->pid;
 	ks = cfg->kernel ? stack_at(iv->kstacks, iv->nkstacks, row->kstack) : NULL;
 	us = cfg->user ? stack_at(iv->ustacks, iv->nustacks, row->ustack) : NULL;
 	if (cfg->kernel && (row->flags & CAP_ROW_F_KSTACK_LOST))
@@ -570,6 +615,12 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 		err = stack_matches(b, s.frames, pos);
 		if (err <= 0)
 			return err;
+	}
+	if (cfg->address_stacks) {
+		id = address_key(b, ks, us);
+		if (id < 0)
+			return id;
+		s.addrs = id;
 	}
 	/* unnamed frames are counted as displayed: after the filters and --max-depth */
 	for (i = 0; i < pos; i++) {
@@ -624,7 +675,11 @@ int rep_stack_cmp(const struct rep_model *m, const struct rep_stack *a, const st
 	d = frames_cmp(m, a->frames + a->nk, a->nu, b->frames + b->nk, b->nu);
 	if (d)
 		return d;
-	return a->flags < b->flags ? -1 : a->flags > b->flags;
+	if (a->flags != b->flags)
+		return a->flags < b->flags ? -1 : 1;
+	/* --address-stacks: entries that print alike, in the order of their addresses */
+	return a->addrs == b->addrs ? 0 :
+	       strcmp(rep_strtab__str(&m->strs, a->addrs), rep_strtab__str(&m->strs, b->addrs));
 }
 
 /* qsort has no context argument; qsort_r (glibc) does */
@@ -770,6 +825,7 @@ out:
 	free(b.runs);
 	free(b.reasons);
 	free(b.grep);
+	free(b.key);
 	rep_filter__free(b.filter);
 	return err;
 }

@@ -327,7 +327,7 @@ static int diff_run(FILE *out, FILE *msgs, const char *svg_path, struct rep_capt
 	double factor = 1;
 	int err;
 
-	rep_model_cfg_for(&emit_folded, o, rep_capture_is_profile(caps[1]), &cfg);
+	rep_model_cfg_for(&emit_folded, o, caps[1], &cfg);
 	err = rep_model__build_many(&before, (const struct rep_capture *const *)&caps[0], &names[0],
 				    1, o, &cfg);
 	if (!err)

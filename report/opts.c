@@ -8,6 +8,8 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include <stk/cli.h>
+
 #include "report.h"
 
 static const char usage[] =
@@ -18,14 +20,20 @@ static const char usage[] =
 	"  -i, --input FILE          a capture (or as an argument)\n"
 	"  -P, --perpid              one entry per process\n"
 	"  -d, --delimited           \"--\" between kernel and user frames (\"-\" when folded)\n"
-	"  -s, --offset              show symbol offsets (symbol+0xOFF)\n"
+	"  -s, --offset              show symbol offsets (symbol+0xOFF; profile captures have\n"
+	"                            them, and modules, as bcc profile since 0.33)\n"
 	"  -v, --verbose             raw addresses; module+offset for unnamed frames\n"
+	"  -A, --address             raw addresses before frames (bcc profile -A)\n"
 	"  -K, --kernel-stacks-only  kernel frames only\n"
 	"  -U, --user-stacks-only    user frames only\n"
 	"  -f, --folded              folded output: comm;root;...;leaf count (comm empty\n"
 	"                            for probe captures without -P, as in stackcount)\n"
 	"  -a, --annotations         append _[k] to kernel frames\n"
 	"  -T, --timestamp           one section per interval, headed by its end time\n"
+	"      --address-stacks      one entry per distinct stack of addresses, as bcc counts\n"
+	"                            (default: entries that print the same are merged)\n"
+	"      --old-layout          profile captures as bcc profile printed them before 0.33\n"
+	"                            (names only: Debian 12's bpfcc-tools)\n"
 	"      --tree                call tree from the roots down with counts and percentages\n"
 	"      --tree-min PCT        hide tree nodes below PCT percent of the total\n"
 	"      --json                stacks as JSON (with --sql: the result as JSON)\n"
@@ -43,7 +51,7 @@ static const char usage[] =
 	"      --width PX            --svg: the image width (default 1200)\n"
 	"      --inverted            --svg: an icicle graph, the roots on top\n"
 	"\n"
-	"Filters (every mode):\n"
+	"Filters (every output but --sql and --sqlite, which filter with WHERE):\n"
 	"      --pid PID[,PID..]     only these processes\n"
 	"      --comm NAME           only tasks with this comm\n"
 	"      --probe ID|SPEC       only this probe\n"
@@ -72,7 +80,8 @@ enum {
 	OPT_TREE = 256, OPT_TREE_MIN, OPT_SYMFS, OPT_DEBUG_DIR, OPT_INLINE, OPT_NO_INLINE, OPT_NO_DEMANGLE,
 	OPT_SQL, OPT_CSV, OPT_JSON, OPT_SQLITE, OPT_DIFF, OPT_NORMALIZE, OPT_BY, OPT_PID, OPT_COMM,
 	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG, OPT_MAX_MEMORY,
-	OPT_MAX_DEBUG, OPT_TITLE, OPT_WIDTH, OPT_INVERTED,
+	OPT_MAX_DEBUG, OPT_TITLE, OPT_WIDTH, OPT_INVERTED, OPT_ADDRESS_STACKS, OPT_OLD_LAYOUT,
+	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
 static const struct option long_opts[] = {
@@ -86,6 +95,9 @@ static const struct option long_opts[] = {
 	{ "folded", no_argument, NULL, 'f' },
 	{ "annotations", no_argument, NULL, 'a' },
 	{ "timestamp", no_argument, NULL, 'T' },
+	{ "address", no_argument, NULL, 'A' },
+	{ "address-stacks", no_argument, NULL, OPT_ADDRESS_STACKS },
+	{ "old-layout", no_argument, NULL, OPT_OLD_LAYOUT },
 	{ "lines", no_argument, NULL, 'l' },
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "tree-min", required_argument, NULL, OPT_TREE_MIN },
@@ -346,6 +358,9 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 	case 'f': o->folded = true; break;
 	case 'a': o->annotations = true; break;
 	case 'T': o->timestamp = true; break;
+	case 'A': o->address = true; break;
+	case OPT_ADDRESS_STACKS: o->address_stacks = true; break;
+	case OPT_OLD_LAYOUT: o->old_layout = true; break;
 	case 'l': o->lines = true; break;
 	case 'q': o->quiet = true; break;
 	case OPT_TREE: o->tree = true; break;
@@ -440,8 +455,102 @@ static int check_outputs(const struct rep_opts *o)
 	return err;
 }
 
+/*
+ * What a run prints or writes: one of these (run_output()). Each option means something in some
+ * of them (applies[]); given with another, it is a usage error, never a silent no-op.
+ */
+enum {
+	OUT_LIST = 1 << 0,	/* the stack lists: stackcount's, profile's, offcputime's, stacksnoop's */
+	OUT_FOLDED = 1 << 1,	/* -f */
+	OUT_TREE = 1 << 2,	/* --tree */
+	OUT_JSON = 1 << 3,	/* --json of the stacks */
+	OUT_SQL = 1 << 4,	/* --sql, --sqlite */
+	OUT_PPROF = 1 << 5,	/* --pprof */
+	OUT_SVG = 1 << 6,	/* --svg */
+	OUT_DIFF = 1 << 7,	/* --diff: folded lines */
+	OUT_DIFF_SVG = 1 << 8,	/* --diff --svg */
+	OUT__COUNT = 9,
+};
+
+static const char *const out_names[OUT__COUNT] = {
+	"the stack lists", "-f", "--tree", "--json", "--sql and --sqlite", "--pprof", "--svg",
+	"--diff", "--diff --svg",
+};
+
+/* Flame-graph-like outputs: the folded paths of the stacks (emit_folded_path()). */
+#define OUT_PATHS (OUT_FOLDED | OUT_SVG | OUT_DIFF | OUT_DIFF_SVG)
+/* Outputs of the symbolized model, where stacks are shown as frames. */
+#define OUT_STACKS (OUT_LIST | OUT_TREE | OUT_JSON | OUT_PATHS)
+
+/*
+ * Where each option that does not apply everywhere means something. SQL has WHERE, pprof its
+ * labels and -focus: the layout options and --by are not theirs; the filters apply everywhere
+ * but in SQL (stkreport(1), MERGING, GROUPS AND FILTERS). An option not listed (symbols, limits,
+ * -q) applies to every output.
+ */
+static const struct stk_applies applies[] = {
+	{ 'P', OUT_STACKS },
+	{ 'd', OUT_LIST | OUT_PATHS },
+	{ 's', OUT_LIST | OUT_TREE | OUT_PATHS },
+	{ 'v', OUT_LIST | OUT_TREE | OUT_PATHS },
+	{ 'A', OUT_LIST },
+	{ 'a', OUT_LIST | OUT_TREE | OUT_PATHS },
+	{ 'T', OUT_LIST | OUT_FOLDED | OUT_TREE | OUT_JSON },
+	{ 'K', OUT_STACKS | OUT_PPROF },
+	{ 'U', OUT_STACKS | OUT_PPROF },
+	{ OPT_BY, OUT_STACKS },
+	{ OPT_TREE_MIN, OUT_TREE },
+	{ OPT_ADDRESS_STACKS, OUT_LIST | OUT_FOLDED },
+	{ OPT_OLD_LAYOUT, OUT_LIST },
+	{ OPT_NORMALIZE, OUT_DIFF | OUT_DIFF_SVG },
+	{ OPT_TITLE, OUT_SVG | OUT_DIFF_SVG },
+	{ OPT_WIDTH, OUT_SVG | OUT_DIFF_SVG },
+	{ OPT_INVERTED, OUT_SVG | OUT_DIFF_SVG },
+	{ OPT_PID, OUT_STACKS | OUT_PPROF },
+	{ OPT_COMM, OUT_STACKS | OUT_PPROF },
+	{ OPT_PROBE, OUT_STACKS | OUT_PPROF },
+	{ OPT_TIME, OUT_STACKS | OUT_PPROF },
+	{ OPT_GREP, OUT_STACKS | OUT_PPROF },
+	{ OPT_MAX_DEPTH, OUT_STACKS | OUT_PPROF },
+};
+
+static unsigned int run_output(const struct rep_opts *o)
+{
+	if (o->diff)
+		return o->svg_out ? OUT_DIFF_SVG : OUT_DIFF;
+	if (o->sql || o->sqlite_out)
+		return OUT_SQL;
+	if (o->pprof_out)
+		return OUT_PPROF;
+	if (o->svg_out)
+		return OUT_SVG;
+	if (o->json)
+		return OUT_JSON;
+	if (o->tree)
+		return OUT_TREE;
+	return o->folded ? OUT_FOLDED : OUT_LIST;
+}
+
+/* Every option given means something in the output the run makes (applies[]). */
+static int check_applies(const struct rep_opts *o, const bool *given)
+{
+	unsigned int out = run_output(o);
+	char name[32], where[256];
+	int i;
+
+	i = stk_misplaced(applies, sizeof(applies) / sizeof(applies[0]), given, out, out_names,
+			  where, sizeof(where));
+	if (i < 0)
+		return 0;
+	fprintf(stderr, "stkreport: %s does not apply to %s (only to %s)\n"
+		"Try 'stkreport --help'.\n", stk_option_name(applies[i].opt, long_opts, name,
+							  sizeof(name)),
+		out_names[__builtin_ctz(out)], where);
+	return -EINVAL;
+}
+
 /* Combinations that make no sense, refused before any capture is read. */
-static int check_combinations(const struct rep_opts *o)
+static int check_combinations(const struct rep_opts *o, const bool *given)
 {
 	int outputs = !!o->folded + !!o->tree + !!o->json + !!o->sql;
 	int files = !!(o->sql || o->sqlite_out) + !!o->pprof_out + !!o->svg_out;
@@ -457,8 +566,11 @@ static int check_combinations(const struct rep_opts *o)
 		return usage_error("choose one of -f, --tree, --json and --sql", NULL);
 	if (o->csv && !o->sql)
 		return usage_error("--csv applies to --sql", NULL);
-	if (o->normalize && !o->diff)
-		return usage_error("--normalize applies to --diff", NULL);
+	if (o->csv && o->json)
+		return usage_error("choose one of --csv and --json for the --sql result", NULL);
+	if (o->json && o->sqlite_out && !o->sql)
+		return usage_error("--json with --sqlite shapes a --sql result: add --sql QUERY",
+				   NULL);
 	if (o->diff && o->ninputs != 2)
 		return usage_error("--diff wants exactly two captures: BEFORE AFTER", NULL);
 	if (o->diff && (o->tree || o->sql || o->json || o->sqlite_out || o->pprof_out))
@@ -466,11 +578,14 @@ static int check_combinations(const struct rep_opts *o)
 				   "--tree, --json, --sql, --sqlite or --pprof", NULL);
 	if (files > 1)
 		return usage_error("choose one of --sql/--sqlite, --pprof and --svg", NULL);
-	if ((o->svg_title || o->svg_width || o->svg_inverted) && !o->svg_out)
-		return usage_error("--title, --width and --inverted apply to --svg", NULL);
-	if ((o->pprof_out || o->svg_out) && (o->folded || o->tree || o->json))
-		return usage_error("--pprof and --svg write a file; they do not combine with -f, "
-				   "--tree or --json", NULL);
+	if ((o->pprof_out || o->svg_out || o->sqlite_out) && (o->folded || o->tree))
+		return usage_error("--pprof, --svg and --sqlite write a file; they do not combine "
+				   "with -f or --tree", NULL);
+	if ((o->pprof_out || o->svg_out) && o->json)
+		return usage_error("--pprof and --svg write a file; they do not combine with --json",
+				   NULL);
+	if (check_applies(o, given))
+		return -EINVAL;
 	if (o->symfs && !is_directory(o->symfs))
 		return usage_error("--symfs: not a directory", o->symfs);
 	if (check_outputs(o))
@@ -486,8 +601,63 @@ void rep_opts__free(struct rep_opts *o)
 	o->pids = NULL;
 }
 
+/*
+ * stkrec's options (bcc's recording options) typed at the reporter: one line saying where they
+ * belong and what does it here, as stkrec points report options to stkreport.
+ */
+static const struct {
+	const char *shrt, *lng;	/* either may be NULL */
+	const char *rec;	/* the stkrec spelling */
+	const char *here;	/* what does it in a report, or NULL */
+} recording[] = {
+	{ "-p", NULL, "stkrec -p PID", "--pid PID keeps some processes of a capture" },
+	{ "-F", "--frequency", "stkrec -F HZ", NULL },
+	{ "-c", "--count", "stkrec -c N", NULL },
+	{ "-C", "--cpu", "stkrec -C CPU", NULL },
+	{ "-D", "--duration", "stkrec -D SECS", "--time FROM,TO reports part of a capture" },
+	{ NULL, "--interval", "stkrec -i SECS", "-T prints one section per interval" },
+	{ "-L", "--tid", "stkrec -L TID", NULL },
+	{ "-t", NULL, "stkrec -t TID", NULL },
+	{ "-r", "--regexp", "stkrec -r", "--grep REGEX keeps stacks with a matching frame" },
+	{ "-I", "--include-idle", "stkrec -I", NULL },
+	{ "-e", "--event", "stkrec -e EVENT", NULL },
+	{ "-u", "--user-threads-only", "stkrec --offcpu -u", NULL },
+	{ "-k", "--kernel-threads-only", "stkrec --offcpu -k", NULL },
+	{ "-m", "--min-block-time", "stkrec --offcpu -m USECS", NULL },
+	{ "-M", "--max-block-time", "stkrec --offcpu -M USECS", NULL },
+	{ NULL, "--state", "stkrec --offcpu --state MASK", NULL },
+	{ NULL, "--offcpu", "stkrec --offcpu", NULL },
+	{ NULL, "--snoop", "stkrec --snoop", NULL },
+	{ "-o", "--output", "stkrec -o FILE",
+	  "stkreport prints on standard output; --svg, --pprof and --sqlite write files" },
+	{ NULL, "--stack-storage-size", "stkrec --stack-storage-size N", NULL },
+	{ NULL, "--hash-storage-size", "stkrec --hash-storage-size N", NULL },
+};
+
+/* The one-line refusal of an option getopt did not know (bad: as the user wrote it). */
+static int unknown_option(const char *bad)
+{
+	size_t n = strcspn(bad, "=");
+
+	for (size_t i = 0; i < sizeof(recording) / sizeof(recording[0]); i++) {
+		const char *l = recording[i].lng;
+
+		if ((!recording[i].shrt || strcmp(bad, recording[i].shrt)) &&
+		    (!l || strlen(l) != n || strncmp(bad, l, n)))
+			continue;
+		fprintf(stderr, "stkreport: %s is a recording option (%s)%s%s\n"
+			"Try 'stkreport --help'.\n", bad, recording[i].rec,
+			recording[i].here ? "; here " : "", recording[i].here ? recording[i].here : "");
+		return -EINVAL;
+	}
+	return usage_error("unknown option", bad);
+}
+
 int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 {
+	bool given[OPT__COUNT] = { false };
+	const char *bad;
+	char opt[8];
 	int c, err;
 
 	memset(o, 0, sizeof(*o));
@@ -495,7 +665,7 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 	o->max_debug_mb = REP_MAX_DEBUG_MB;
 	optind = 0;	/* glibc: 0 re-initialises getopt fully, so tests may parse twice */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:PdsvKUfaTlqhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:PdsvAKUfaTlqhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage, stdout);
@@ -504,10 +674,16 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 			printf("stkreport %s\n", STK_VERSION);
 			return 1;
 		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
+			return usage_error("option needs an argument",
+					   stk_refused_option(argv, long_opts, opt, sizeof(opt)));
 		case '?':
-			return usage_error("unknown option", argv[optind - 1]);
+			bad = stk_refused_option(argv, long_opts, opt, sizeof(opt));
+			/* a known long option given a value it does not take: --tree=5 */
+			if (optopt && !strncmp(bad, "--", 2))
+				return usage_error("option takes no argument", bad);
+			return unknown_option(bad);
 		default:
+			given[c] = true;
 			err = parse_option(c, optarg, o);
 			if (err)
 				return err;
@@ -525,5 +701,5 @@ int rep_parse_opts(int argc, char **argv, struct rep_opts *o)
 	 */
 	if (!o->lines && !o->inlines)
 		o->no_inline = true;
-	return check_combinations(o);
+	return check_combinations(o, given);
 }

@@ -115,6 +115,9 @@ struct rep_opts {
 	bool folded;		/* -f */
 	bool annotations;	/* -a */
 	bool timestamp;		/* -T */
+	bool address;		/* -A: the raw address column (bcc profile -A) */
+	bool address_stacks;	/* --address-stacks: one entry per stack of addresses (bcc) */
+	bool old_layout;	/* --old-layout: profile captures as bcc profile before 0.33 */
 	bool tree;		/* --tree */
 	bool quiet;		/* -q */
 	double tree_min_pct;	/* --tree-min PCT: hide tree nodes under PCT % of the total */
@@ -256,14 +259,17 @@ struct rep_frame {
 	uint32_t text;		/* string id of its text (= its id) */
 };
 
+struct rep_model_cfg;
+
 /*
  * Text of a frame as the layouts print it (stkreport(1), "Frames"): name[+0xOFF with -s]
  * [ (FILE:LINE) with -l][ (inlined)][_[k] with -a], "[unknown]" with " (module+0xOFF)" under -v,
- * the raw address column first when addr_column. exact: every field, for layouts that print
- * them all (--json), so frames that differ in any field stay apart.
+ * the raw address column first (cfg->addr_column), bcc profile's " [MODULE]" (cfg->bcc_frames).
+ * cfg->exact: every field, for layouts that print them all (--json), so frames that differ in
+ * any field stay apart.
  */
-void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o, bool addr_column,
-		      bool exact, char *buf, size_t len);
+void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o,
+		      const struct rep_model_cfg *cfg, char *buf, size_t len);
 
 /* One displayed stack: identical displayed stacks are merged. */
 struct rep_stack {
@@ -275,6 +281,7 @@ struct rep_stack {
 	uint32_t *frames;	/* frame ids (= text ids): nk kernel frames then nu user frames */
 	uint64_t count;
 	uint32_t group;		/* --by: index into rep_model.groups (0 without --by) */
+	uint32_t addrs;		/* --address-stacks: string id of its addresses, else 0 */
 };
 
 /* A --by group: "KEY=VALUE" (label) and VALUE (value), string ids. */
@@ -285,11 +292,16 @@ struct rep_group {
 
 /* How the model keys and renders frames; derived from the options and the emitter. */
 struct rep_model_cfg {
-	bool profile;		/* capture mode */
+	bool profile;		/* capture mode: sampling or off-CPU */
+	bool offcpu;		/* an off-CPU capture (counts are microseconds) */
 	bool key_pid, key_comm;
+	bool key_tid;		/* the pid key is the thread's id (offcputime keys threads) */
 	bool addr_column;	/* frame text starts with the raw address: "%-16lx NAME" */
+	bool addr_0x;		/* the column as bcc profile -A prints it: "0x%016lx NAME" */
+	bool bcc_frames;	/* bcc profile's frames since 0.33: NAME+0xOFF [MODULE] */
 	bool kernel, user;	/* which sides are shown */
 	bool exact;		/* frames keyed on every field (rep_frame_render()) */
+	bool address_stacks;	/* stacks also keyed by their raw addresses (rep_stack.addrs) */
 };
 
 struct rep_model {
@@ -513,9 +525,9 @@ int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
 /* The same over n captures merged (names: their file names, for --by capture). */
 int rep_emit_many(FILE *out, const struct rep_capture *const *caps, const char *const *names,
 		  uint32_t n, const struct rep_opts *o, const struct emitter *e, struct rep_model *m);
-/* The model keying emitter e needs under options o. */
-void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o, bool profile,
-		       struct rep_model_cfg *cfg);
+/* The model keying emitter e needs under options o, for captures like c (the first one). */
+void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o,
+		       const struct rep_capture *c, struct rep_model_cfg *cfg);
 /* Summary lines of a merged model (summary.c): unnamed frames; what the filters kept. */
 void rep_summary_unnamed(FILE *out, const struct rep_model *m);
 void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_capture *const *caps,

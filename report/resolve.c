@@ -114,8 +114,8 @@ static int grow(struct rep_resolver *r)
 	return 0;
 }
 
-/* A kernel symbol index as sym_kernel__new() makes it: three words per symbol. */
-#define KERNEL_INDEX_BYTES(n) (64 + (uint64_t)(n) * 3 * sizeof(uint64_t))
+/* A kernel symbol index as sym_kernel__new() makes it: four words per symbol. */
+#define KERNEL_INDEX_BYTES(n) (64 + (uint64_t)(n) * 4 * sizeof(uint64_t))
 
 /* The index of kernel symbol table ks: NULL when it would exceed the memory budget (or out of
  * memory); its frames are then unnamed, "over the memory budget". */
@@ -148,7 +148,7 @@ static int fill(struct rep_frame_info *f, const struct sym_result *res, bool ker
 	f->reason = res->reason;
 	f->kernel = kernel;
 	f->module_path = kernel ? NULL : res->module_path;
-	f->module = kernel ? NULL : res->module;
+	f->module = res->module;	/* kernel: the module's name, NULL for the image */
 	f->module_offset = res->module_offset;
 	f->build_id = res->build_id;
 	f->build_id_len = res->build_id ? res->build_id_len : 0;

@@ -327,8 +327,9 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what)
 	static const struct rep_opts variants[] = {
 		{ .quiet = true },
 		{ .perpid = true, .delimited = true, .offset = true, .verbose = true },
-		{ .timestamp = true, .annotations = true, .kernel_only = true },
-		{ .user_only = true, .delimited = true, .tree_min_pct = 1 },
+		{ .timestamp = true, .annotations = true, .kernel_only = true, .address_stacks = true },
+		{ .user_only = true, .delimited = true, .tree_min_pct = 1, .address = true,
+		  .old_layout = true },
 		{ .by = REP_BY_PROBE, .max_depth = 2, .lines = true, .timestamp = true },
 		{ .by = REP_BY_INTERVAL, .grep = "a|k", .time_from = { REP_TIME_REL, 1000000000 } },
 	};

@@ -39,6 +39,7 @@ static void set_unknown(struct sym_result *res, enum sym_reason reason)
 struct kentry {
 	uint64_t addr, size;	/* size 0: unknown (KSYMS), up to the next symbol */
 	const char *name;
+	const char *module;	/* NULL: the kernel image */
 };
 
 struct sym_kernel {
@@ -79,6 +80,8 @@ struct sym_kernel *sym_kernel__new(const struct cap_ksyms *ks)
 		k->syms[k->n].addr = ks->syms[i].addr;
 		k->syms[k->n].size = ks->syms[i].size;
 		k->syms[k->n].name = ks->syms[i].name;
+		k->syms[k->n].module = ks->syms[i].module && *ks->syms[i].module ?
+				       ks->syms[i].module : NULL;
 		k->n++;
 		nonzero++;
 	}
@@ -126,6 +129,7 @@ void sym_kernel__lookup(const struct sym_kernel *k, uint64_t addr, struct sym_re
 	memset(res, 0, sizeof(*res));
 	res->name = k->syms[lo].name;
 	res->offset = addr - k->syms[lo].addr;
+	res->module = k->syms[lo].module;
 }
 
 /* ---- user space ---------------------------------------------------------------------------- */

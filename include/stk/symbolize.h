@@ -57,7 +57,8 @@ struct sym_result {
 	enum sym_reason reason;
 	const char *name;	/* NULL when reason != SYM_OK; demangled unless told otherwise */
 	uint64_t offset;	/* raw address - symbol start */
-	const char *module;	/* basename of the object or "[vdso]"..., NULL if none */
+	const char *module;	/* basename of the object or "[vdso]"..., a kernel module's
+				 * name; NULL if none (the kernel image) */
 	const char *module_path;	/* the object's recorded path, NULL if none */
 	uint64_t module_offset;	/* file offset of the address in module */
 	const uint8_t *build_id;	/* of the object, NULL if unknown */

@@ -28,16 +28,17 @@ const struct emitter *rep_pick_emitter(const struct rep_opts *o, const struct re
 		return &emit_folded;
 	/* per-event captures print as stacksnoop unless a stack-list option asks for counts */
 	if (c->has_events && !o->perpid && !o->delimited && !o->timestamp && !o->annotations &&
-	    o->by == REP_BY_NONE)
+	    !o->address_stacks && o->by == REP_BY_NONE)
 		return &emit_snoop;
 	return profile ? &emit_profile : &emit_stackcount;
 }
 
-void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o, bool profile,
-		       struct rep_model_cfg *cfg)
+void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o,
+		       const struct rep_capture *c, struct rep_model_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->profile = profile;
+	cfg->profile = rep_capture_is_profile(c);
+	cfg->offcpu = rep_capture_weight_us(c);
 	cfg->kernel = !o->user_only;
 	cfg->user = !o->kernel_only;
 	e->configure(o, cfg->profile, cfg);
@@ -49,7 +50,7 @@ int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
 	struct rep_model_cfg cfg;
 	int err;
 
-	rep_model_cfg_for(e, o, rep_capture_is_profile(c), &cfg);
+	rep_model_cfg_for(e, o, c, &cfg);
 	err = rep_model__build(m, c, o, &cfg);
 	if (err)
 		return err;
@@ -66,7 +67,7 @@ int rep_emit_many(FILE *out, const struct rep_capture *const *caps, const char *
 	int err;
 
 	/* merged captures of mixed modes take the first one's layout */
-	rep_model_cfg_for(e, o, rep_capture_is_profile(caps[0]), &cfg);
+	rep_model_cfg_for(e, o, caps[0], &cfg);
 	err = rep_model__build_many(m, caps, names, n, o, &cfg);
 	if (err)
 		return err;

@@ -29,6 +29,9 @@ static void folded_configure(const struct rep_opts *o, bool profile, struct rep_
 	cfg->key_comm = profile || o->perpid;
 	cfg->key_pid = profile || o->perpid;
 	cfg->addr_column = false;
+	/* bcc's lines, one per stack of addresses: offcputime's keys are threads */
+	cfg->address_stacks = o->address_stacks;
+	cfg->key_tid = cfg->offcpu && o->address_stacks;
 }
 
 static uint32_t add_reversed(const struct rep_model *m, const uint32_t *frames, uint32_t n,

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * emit_list.c: the multi-line stack lists of bcc's stackcount and profile, byte for byte
- * (tools/stackcount.py and tools/profile.py: the leading print(), frame indents, "    --",
- * "    comm [pid]", "    -                comm (pid)", the count and the empty line).
+ * emit_list.c: the multi-line stack lists of bcc's stackcount, profile and offcputime, byte for
+ * byte (tools/stackcount.py, profile.py and offcputime.py: the leading print(), frame indents,
+ * "    --", "    comm [pid]", "    -                comm (pid)", the count and the empty line).
+ * profile prints its frames as b.sym(addr, pid, True, True), "NAME+0xOFF [MODULE]", since bcc
+ * 0.33, and with -A the address first, "0x%016x" (--old-layout: names only, as before);
+ * offcputime prints names (with -s offsets) and keys its counts per thread, printing the
+ * thread's id.
  */
 #include <inttypes.h>
 
@@ -57,7 +61,8 @@ static void stackcount_configure(const struct rep_opts *o, bool profile, struct 
 {
 	cfg->key_pid = o->perpid;
 	cfg->key_comm = o->perpid;
-	cfg->addr_column = o->verbose;
+	cfg->addr_column = o->verbose || o->address;
+	cfg->address_stacks = o->address_stacks;
 }
 
 static void stackcount_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,
@@ -82,10 +87,14 @@ static void stackcount_stack(FILE *out, const struct rep_model *m, const struct 
 
 static void profile_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
 {
-	/* profile keys its counts on (pid, comm, stacks) */
+	/* profile keys its counts on (pid, comm, stacks), offcputime on (tid, pid, comm, stacks) */
 	cfg->key_pid = true;
 	cfg->key_comm = true;
-	cfg->addr_column = o->verbose;
+	cfg->key_tid = cfg->offcpu;
+	cfg->addr_column = o->verbose || o->address;
+	cfg->addr_0x = true;
+	cfg->bcc_frames = !cfg->offcpu && !o->old_layout;
+	cfg->address_stacks = o->address_stacks;
 }
 
 static void profile_stack(FILE *out, const struct rep_model *m, const struct rep_opts *o,

@@ -3,22 +3,21 @@
  * emit_snoop.c: per-event captures (stkrec --snoop) in bcc stacksnoop's layout, one event at a
  * time in recorded order (EVENTS batches are sorted by time).
  *
- * The format strings are those of bcc's original stacksnoop, tools/stacksnoop.py as Brendan
- * Gregg wrote it in January 2016 (bcc v0.1.x; kept later as tools/old/stacksnoop.py), which
- * printed each trace_printk() line as
+ * The format strings are those of bcc's stacksnoop as it stands (examples/tracing/stacksnoop.py
+ * since 2016; the first tools/stacksnoop.py printed trace_printk() lines, "ip:" and "rN:"):
  *
- *     header:   "%-18s %s" % ("TIME(s)", "STACK")
- *               "%-18s %-12s %-6s %-3s %s" % ("TIME(s)", "COMM", "PID", "CPU", "STACK")   (-v)
- *     a line:   "%-18.9f %s" % (ts, msg)
- *               "%-18.9f %-12.12s %-6d %-3d %s" % (ts, task, pid, cpu, msg)             (-v)
+ *     header:   "%-18s %s" % ("TIME(s)", "FUNCTION")
+ *               "%-18s %-12s %-6s %-3s %s" % ("TIME(s)", "COMM", "PID", "CPU", "FUNCTION")  (-v)
+ *     an event: "%-18.9f %s" % (ts, function)
+ *               "%-18.9f %-12.12s %-6d %-3d %s" % (ts, comm, pid, cpu, function)            (-v)
+ *     a frame:  "\t%s" % b.ksym(addr, show_offset=offset)    ("name", "name+0xOFF", "[unknown]")
+ *     then:     print()
  *
- * and an event as an empty msg, then msg "ip: %llx SYM" for the probed frame and
- * "r%d: %llx SYM" for each caller (SYM as bcc's ksym(addr, show_offset=-s): "name", or
- * "name+0xOFF", or "[unknown]"). Differences, on purpose: TIME(s) is seconds since the first
- * event printed (bcc showed the trace clock, seconds since boot, meaningless on another
- * machine); every line of an event shows the event's time (bcc's showed each printk's time);
- * the frames are the kernel stack then the user stack (bcc's were kernel only, 10 deep); PID is
- * the thread id, as bcc's trace_fields() gave it.
+ * PID is the process (bcc's data.pid is the tgid). ts is seconds since the tracing started
+ * (time.time() - start_ts): here since the capture's start, and function, the probe as given on
+ * the command line: here the SPEC as recorded. Ours beyond bcc: the user stack after the kernel
+ * stack (bcc prints kernel stacks only), -K/-U, "0x%016x " before each name with -A (as bcc
+ * profile -A), " (FILE:LINE)" with -l.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,29 +33,25 @@ static void snoop_configure(const struct rep_opts *o, bool profile, struct rep_m
 	(void)cfg;
 }
 
+/* One frame of an event, its strings lent by the resolver until its __free. */
+struct snoop_frame {
+	uint64_t addr, offset;
+	const char *name, *file;	/* NULL when unnamed, unknown */
+	uint32_t line;
+};
+
 struct snoop_out {
 	FILE *out;
 	const struct rep_opts *o;
+	const struct rep_capture *c;	/* the capture being printed */
 	struct rep_filter *f;
 	struct rep_resolver *res;
-	bool have_first;
-	uint64_t first_ns;
+	int64_t start_ns;		/* TIME(s) counts from here */
+	bool have_start;
 	/* one event's frames, for --grep before printing */
-	uint64_t *addrs;
-	const char **names;
-	uint64_t *offsets;
+	struct snoop_frame *frames;
 	uint32_t nframes, cap;
 };
-
-/* comm: the event's, escaped and cut to stacksnoop's 12 columns (print_event()) */
-static void line_start(struct snoop_out *s, const struct cap_row *row, const char *comm,
-		       double t)
-{
-	if (s->o->verbose)
-		fprintf(s->out, "%-18.9f %-12s %-6u %-3u ", t, comm, row->tid, row->cpu);
-	else
-		fprintf(s->out, "%-18.9f ", t);
-}
 
 static int add_frame(struct snoop_out *s, const struct rep_interval *ri, uint32_t row,
 		     bool kernel, bool is_return, uint64_t addr)
@@ -66,26 +61,18 @@ static int add_frame(struct snoop_out *s, const struct rep_interval *ri, uint32_
 
 	if (s->nframes == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 256;
-		uint64_t *a = realloc(s->addrs, cap * sizeof(*a));
-		const char **n = a ? realloc(s->names, cap * sizeof(*n)) : NULL;
-		uint64_t *off = n ? realloc(s->offsets, cap * sizeof(*off)) : NULL;
+		struct snoop_frame *v = realloc(s->frames, cap * sizeof(*v));
 
-		if (a)
-			s->addrs = a;
-		if (n)
-			s->names = n;
-		if (!off)
+		if (!v)
 			return -ENOMEM;
-		s->offsets = off;
+		s->frames = v;
 		s->cap = cap;
 	}
 	err = rep_resolver__frame(s->res, ri, row, kernel, is_return, addr, &fi);
 	if (err)
 		return err;
-	s->addrs[s->nframes] = addr;
-	s->names[s->nframes] = fi->name;
-	s->offsets[s->nframes] = fi->offset;
-	s->nframes++;
+	s->frames[s->nframes++] = (struct snoop_frame){ addr, fi->offset, fi->name, fi->file,
+							  fi->line };
 	return 0;
 }
 
@@ -109,15 +96,37 @@ static bool grep_matches(const struct snoop_out *s)
 	if (!rep_filter__has_grep(s->f))
 		return true;
 	for (uint32_t i = 0; i < s->nframes; i++)
-		if (rep_filter__match(s->f, s->names[i] ? s->names[i] : "[unknown]"))
+		if (rep_filter__match(s->f, s->frames[i].name ? s->frames[i].name : "[unknown]"))
 			return true;
 	return false;
+}
+
+/* "\t%s" % b.ksym(addr, show_offset=offset), with our -A and -l */
+static void print_frame(const struct snoop_out *s, const struct snoop_frame *f)
+{
+	fputc('\t', s->out);
+	if (s->o->address)
+		fprintf(s->out, "0x%016" PRIx64 " ", f->addr);
+	if (!f->name) {
+		fputs("[unknown]\n", s->out);
+		return;
+	}
+	rep_fputs_escaped(s->out, f->name, 0);
+	if (s->o->offset)
+		fprintf(s->out, "+0x%" PRIx64, f->offset);
+	if (s->o->lines && f->file) {
+		fputs(" (", s->out);
+		rep_fputs_escaped(s->out, f->file, 0);
+		fprintf(s->out, ":%" PRIu32 ")", f->line);
+	}
+	fputc('\n', s->out);
 }
 
 static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint32_t i)
 {
 	const struct cap_row *row = &ri->iv->rows[i];
-	char comm[13];
+	const char *spec = rep_capture_probe_spec(s->c, row->probe);
+	char comm[13], probe[16];
 	double t;
 	int err = 0;
 
@@ -128,31 +137,29 @@ static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint3
 		err = add_stack(s, ri, i, false, row->ustack);
 	if (err || !grep_matches(s))
 		return err;
-	if (!s->have_first) {
-		s->have_first = true;
-		s->first_ns = row->ts_ns;
+	if (!s->have_start) {
+		/* a capture without its start: its first event printed */
+		s->have_start = true;
+		s->start_ns = row->ts_ns;
 	}
-	t = row->ts_ns >= s->first_ns ? (row->ts_ns - s->first_ns) / 1e9 :
-					-((s->first_ns - row->ts_ns) / 1e9);
-	/* bcc's %-12.12s, but an escape is never cut in two */
-	rep_escape(comm, sizeof(comm), row->comm, 0);
-	line_start(s, row, comm, t);
-	fputs("\n", s->out);
-	for (uint32_t f = 0; f < s->nframes; f++) {
-		line_start(s, row, comm, t);
-		if (f == 0)
-			fprintf(s->out, "ip: %" PRIx64 " ", s->addrs[f]);
-		else
-			fprintf(s->out, "r%u: %" PRIx64 " ", f - 1, s->addrs[f]);
-		if (!s->names[f]) {
-			fputs("[unknown]\n", s->out);
-			continue;
-		}
-		rep_fputs_escaped(s->out, s->names[f], 0);
-		if (s->o->offset)
-			fprintf(s->out, "+0x%" PRIx64, s->offsets[f]);
-		fputc('\n', s->out);
+	t = ((int64_t)row->ts_ns - s->start_ns) / 1e9;
+	if (!spec) {
+		snprintf(probe, sizeof(probe), "%" PRIu32, row->probe);
+		spec = probe;
 	}
+	if (s->o->verbose) {
+		/* bcc's %-12.12s, but an escape is never cut in two */
+		rep_escape(comm, sizeof(comm), row->comm, 0);
+		fprintf(s->out, "%-18.9f %-12s %-6" PRIu32 " %-3" PRIu32 " ", t, comm, row->pid,
+			row->cpu);
+	} else {
+		fprintf(s->out, "%-18.9f ", t);
+	}
+	rep_fputs_escaped(s->out, spec, 0);
+	fputc('\n', s->out);
+	for (uint32_t f = 0; f < s->nframes; f++)
+		print_frame(s, &s->frames[f]);
+	fputc('\n', s->out);
 	return 0;
 }
 
@@ -162,8 +169,10 @@ static int emit_capture(struct snoop_out *s, const struct rep_capture *c)
 
 	if (err)
 		return err;
-	/* stacksnoop prints names and offsets only: no source lines */
-	s->res = rep_resolver__new(c, s->o, 0);
+	s->c = c;
+	s->have_start = rep_capture_start_ns(c, &s->start_ns);
+	/* stacksnoop prints names and offsets: source lines only when asked for */
+	s->res = rep_resolver__new(c, s->o, s->o->lines ? REP_RESOLVE_LINES : 0);
 	if (!s->res)
 		return -errno;
 	for (uint32_t k = 0; k < c->nintervals && !err; k++) {
@@ -191,15 +200,14 @@ static int snoop_emit(FILE *out, const struct rep_model *m, const struct rep_cap
 	if (!s.f)
 		return -errno;
 	if (o->verbose)
-		fprintf(out, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID", "CPU", "STACK");
+		fprintf(out, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID", "CPU",
+			"FUNCTION");
 	else
-		fprintf(out, "%-18s %s\n", "TIME(s)", "STACK");
+		fprintf(out, "%-18s %s\n", "TIME(s)", "FUNCTION");
 	for (uint32_t i = 0; i < n && !err; i++)
 		err = emit_capture(&s, m->caps ? rep_model_capture(m, i) : c);
 	rep_filter__free(s.f);
-	free(s.addrs);
-	free(s.names);
-	free(s.offsets);
+	free(s.frames);
 	return err;
 }
 

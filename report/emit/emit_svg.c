@@ -475,7 +475,7 @@ static int svg_flame(struct svg *s, const struct rep_capture *const *caps,
 	struct rep_model_cfg cfg;
 	int err;
 
-	rep_model_cfg_for(&emit_folded, o, rep_capture_is_profile(caps[0]), &cfg);
+	rep_model_cfg_for(&emit_folded, o, caps[0], &cfg);
 	err = rep_model__build_many(m, caps, names, n, o, &cfg);
 	if (!err)
 		err = svg_init(s, false, o);

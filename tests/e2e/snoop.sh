@@ -35,23 +35,20 @@ per_cpu_ordered() {
 }
 
 # (awk: mawk has no {n} intervals.)
-# chains FILE: one line per event of a stacksnoop report: its frame names joined with ';',
-# or BADLABEL when the labels are not ip, r0, r1, ... in order, or KADDR when the probed frame
-# (ip) is not a kernel address.
+# chains FILE: one line per event of a stacksnoop report (bcc's examples/tracing/stacksnoop.py:
+# an event line, then "\tFRAME" lines, then an empty line): its frames joined with ';', the
+# address of -A left out, or KADDR when -A shows the probed frame is not a kernel address.
 chains() {
 	awk '
 		function flush() { if (started) print (bad ? bad : names); names = ""; bad = "" }
-		NR == 1 { next }
-		/^-?[0-9]+\.[0-9]+ +$/ || /^-?[0-9]+\.[0-9]+ +[^ ]+ +[0-9]+ +[0-9]+ +$/ {
-			flush(); started = 1; k = 0; next
-		}
+		NR == 1 || NF == 0 { next }
+		/^[^\t]/ { flush(); started = 1; k = 0; next }
 		{
-			for (i = 1; i <= NF; i++) if ($i ~ /^(ip|r[0-9]+):$/) break
-			want = k == 0 ? "ip:" : "r" (k - 1) ":"
-			if ($i != want) bad = "BADLABEL"
-			if (k == 0 && $(i + 1) !~ /^ffffffff/) bad = "KADDR"
-			name = $(i + 2)
-			for (j = i + 3; j <= NF; j++) name = name " " $j
+			name = substr($0, 2)
+			if (name ~ /^0x[0-9a-f]+ /) {
+				if (k == 0 && name !~ /^0xffffffff/) bad = "KADDR"
+				sub(/^0x[0-9a-f]+ /, "", name)
+			}
 			names = names (k ? ";" : "") name
 			k++
 		}
@@ -73,35 +70,40 @@ check_eq snoop.report_exit 0 $? "$tmp/s1.rerr"
 check_true snoop.mode "summary '# mode: snoop, probes: 1'" grep -qx '# mode: snoop, probes: 1' "$tmp/s1.rerr"
 check_true snoop.summary_events "summary '# events: $n'" grep -qx "# events: $n" "$tmp/s1.rerr"
 check_eq snoop.lost 0 "$(grep -c '^# lost' "$tmp/s1.rerr")" "$tmp/s1.rerr"
-check_eq snoop.header "TIME(s)            STACK" "$(head -1 "$tmp/s1.rep")" "$tmp/s1.rep"
-check_eq snoop.events "$n" "$(grep -cE '^[0-9]+\.[0-9]{9} +$' "$tmp/s1.rep")" "$tmp/s1.rep"
+check_eq snoop.header "TIME(s)            FUNCTION" "$(head -1 "$tmp/s1.rep")" "$tmp/s1.rep"
+check_eq snoop.events "$n" "$(grep -cE "^[0-9]+\.[0-9]{9} +$spec\$" "$tmp/s1.rep")" "$tmp/s1.rep"
 chains "$tmp/s1.rep" >"$tmp/s1.chains"
 check_eq snoop.chain "$n" "$(grep -cE "$user_chain" "$tmp/s1.chains")" "$tmp/s1.chains"
-check_eq snoop.labels 0 "$(grep -cE '^(BADLABEL|KADDR)$' "$tmp/s1.chains")" "$tmp/s1.chains"
-# every line of the layout, exactly: the event line, ip:, rN:
+# every line of the layout, exactly: the event line, a tab and a frame, the empty line
 check_eq snoop.line_format 0 "$(sed 1d "$tmp/s1.rep" |
-	grep -cvE '^[0-9]+\.[0-9]{9} {1,8} ((ip|r[0-9]+): [0-9a-f]+ ([^ ]+|\[unknown\]))?$')" "$tmp/s1.rep"
-# the user lines of the first event, names exact (addresses vary)
-first_user=$(awk 'NR > 1 && /^[0-9.]+ +$/ { e++ }
-	e == 1 && $2 ~ /^r[0-9]+:$/ && length($3) < 16 { printf "%s%s", s, $NF; s = " " }' \
-	"$tmp/s1.rep" | sed -E 's/ (__libc_start_call_main|\[unknown\]) __libc_start_main[^ ]* _start$//')
-check_eq snoop.first_event_user "wl_getppid wl_middle wl_outer main" "$first_user" "$tmp/s1.rep"
+	grep -cvE "^([0-9]+\.[0-9]{9} {1,8} $spec|"$'\t'"[^ ]+|"$'\t'"\[unknown\]|)\$")" "$tmp/s1.rep"
+# -A: the address before each frame; the probed frame a kernel address, the first event's user
+# frames named exactly
+report s1a "$tmp/s1.stk" -A -q
+chains "$tmp/s1a.rep" >"$tmp/s1a.chains"
+check_eq snoop.kernel_leaf 0 "$(grep -c '^KADDR$' "$tmp/s1a.chains")" "$tmp/s1a.chains"
+first_user=$(awk 'NR > 1 && /^[^\t]/ && NF { e++ }
+	e == 1 && /^\t0x0000/ { printf "%s%s", s, $2; s = " " }' \
+	"$tmp/s1a.rep" | sed -E 's/ (__libc_start_call_main|\[unknown\]) __libc_start_main[^ ]* _start$//')
+check_eq snoop.first_event_user "wl_getppid wl_middle wl_outer main" "$first_user" "$tmp/s1a.rep"
 check_true snoop.time_order "rows in time order per CPU" per_cpu_ordered "$tmp/s1.stk"
-check_true snoop.first_time "the first event at 0.000000000" grep -qE '^0\.000000000 +$' "$tmp/s1.rep"
+# TIME(s): seconds since the recording started (bcc: since tracing started)
+check_true snoop.first_time "the first event within the recording's first 30 s" \
+	awk 'NR == 2 { exit !($1 >= 0 && $1 < 30) }' "$tmp/s1.rep"
 
 # -v: COMM, PID, CPU columns; times non-decreasing per CPU in the report too
 pid=$("$capdump" "$tmp/s1.stk" | sed -n 's/^proc pid=\([0-9]*\) .*comm=wl_rate .*/\1/p' | head -1)
 report s1v "$tmp/s1.stk" -v -q
-check_eq snoop.v.header "TIME(s)            COMM         PID    CPU STACK" "$(head -1 "$tmp/s1v.rep")" "$tmp/s1v.rep"
-check_eq snoop.v.lines 0 "$(sed 1d "$tmp/s1v.rep" |
-	grep -cvE "^[0-9]+\.[0-9]{9} {1,8} wl_rate {6}$pid +[0-9]+ +((ip|r[0-9]+): [0-9a-f]+ [^ ]+)?\$")" "$tmp/s1v.rep"
+check_eq snoop.v.header "TIME(s)            COMM         PID    CPU FUNCTION" "$(head -1 "$tmp/s1v.rep")" "$tmp/s1v.rep"
+check_eq snoop.v.lines 0 "$(sed 1d "$tmp/s1v.rep" | grep -v "^"$'\t' |
+	grep -cvE "^([0-9]+\.[0-9]{9} {1,8} wl_rate {6}$pid +[0-9]+ +$spec|)\$")" "$tmp/s1v.rep"
 check_true snoop.v.time_order "times non-decreasing per CPU in -v output" awk '
-	NR > 1 && NF == 4 { if ($4 in t && $1 + 0 < t[$4]) bad++; t[$4] = $1 + 0; n++ }
+	NR > 1 && NF == 5 { if ($4 in t && $1 + 0 < t[$4]) bad++; t[$4] = $1 + 0; n++ }
 	END { exit !(n > 0 && bad == 0) }' "$tmp/s1v.rep"
 # -s: offsets on every named frame
 report s1s "$tmp/s1.stk" -s -q
-check_eq snoop.s.offsets "$n" "$(grep -cE ' r[0-9]+: [0-9a-f]+ wl_middle\+0x[0-9a-f]+$' "$tmp/s1s.rep")" "$tmp/s1s.rep"
-check_eq snoop.s.no_bare 0 "$(grep -E ' (ip|r[0-9]+): ' "$tmp/s1s.rep" | grep -cvE '(\+0x[0-9a-f]+|\[unknown\])$')" "$tmp/s1s.rep"
+check_eq snoop.s.offsets "$n" "$(grep -cE "^"$'\t'"wl_middle\+0x[0-9a-f]+\$" "$tmp/s1s.rep")" "$tmp/s1s.rep"
+check_eq snoop.s.no_bare 0 "$(grep "^"$'\t' "$tmp/s1s.rep" | grep -cvE '(\+0x[0-9a-f]+|\[unknown\])$')" "$tmp/s1s.rep"
 
 # counting outputs count the events (-f as stackcount's: the comm field empty without -P)
 folded s1f "$tmp/s1.stk"
@@ -123,11 +125,14 @@ rec su -q --snoop -o "$tmp/su.stk" "$up:wl_target" -- "$up" 3000
 check_eq snoop.uprobe.exit 0 $? "$tmp/su.err"
 check_eq snoop.uprobe.rec_events 3000 "$(rec_events su)" "$tmp/su.err"
 report su "$tmp/su.stk" -q
-# (r3, libc's __libc_start_call_main, is "[unknown]" without a debug file for libc: left out;
-# r4 is the plain name whatever names it, .dynsym or the debug file's __libc_start_main@@GLIBC_2.34)
+# (the fifth frame, libc's __libc_start_call_main, is "[unknown]" without a debug file for libc:
+# left out; the sixth is the plain name whatever names it, .dynsym or the debug file's
+# __libc_start_main@@GLIBC_2.34)
 check_eq snoop.uprobe.first_event \
-	"ip: wl_target r0: wl_middle r1: wl_outer r2: main r4: __libc_start_main r5: _start" \
-	"$(awk 'NR > 1 && /^[0-9.]+ +$/ { e++ } e == 1 && NF == 4 && $2 != "r3:" { printf "%s%s %s", s, $2, $4; s = " " }' "$tmp/su.rep")" "$tmp/su.rep"
+	"wl_target wl_middle wl_outer main __libc_start_main _start" \
+	"$(awk 'NR > 1 && /^[^\t]/ && NF { e++; f = 0 }
+		e == 1 && /^\t/ && ++f != 5 { printf "%s%s", s, $1; s = " " }' "$tmp/su.rep")" \
+	"$tmp/su.rep"
 folded suf "$tmp/su.stk"
 check_eq snoop.uprobe.chain 3000 "$(sum_folded "$tmp/suf.rep" \
 	';main;wl_outer;wl_middle;wl_target( |;)')" "$tmp/suf.rep"

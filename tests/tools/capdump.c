@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * capdump: print every record of a capture as text, one line per item, for tests and debugging.
- *   capdump [-s] FILE     -s: summary only (per probe event totals, intervals, losses)
+ *   capdump [-s|-k] FILE  -s: summary only (per probe event totals, intervals, losses)
+ *                         -k: also the symbols of whole KSYMS snapshots (size=0)
  * Exit 0 on a clean read (a torn tail is reported and still exits 0), 1 on an error.
  */
 #include <errno.h>
@@ -98,10 +99,11 @@ static void dump_symbols(const struct cap_symbol *syms, uint32_t n)
 }
 
 /* KSYMS (no sizes: the whole snapshot, counted only) and KSYMS_ADD (each symbol). */
-static void dump_ksyms(const struct cap_ksyms *k, int sized, int summary)
+/* detail: 0 summary, 1 every record, 2 and the symbols of KSYMS snapshots */
+static void dump_ksyms(const struct cap_ksyms *k, int sized, int detail)
 {
 	printf("%s count=%u flags=%#x\n", sized ? "ksyms_add" : "ksyms", k->count, k->flags);
-	for (uint32_t i = 0; sized && !summary && i < k->count; i++)
+	for (uint32_t i = 0; (sized ? detail : detail > 1) && i < k->count; i++)
 		printf("  ksym %" PRIx64 " size=%" PRIx64 " %s%s%s%s\n", k->syms[i].addr,
 		       k->syms[i].size, k->syms[i].name, k->syms[i].module ? " [" : "",
 		       k->syms[i].module ? k->syms[i].module : "", k->syms[i].module ? "]" : "");
@@ -174,7 +176,7 @@ static void account(const struct cap_record *rec, struct totals *t)
 	}
 }
 
-static void dump(const struct cap_record *rec, int summary)
+static void dump(const struct cap_record *rec, int summary, int ksyms)
 {
 	switch (rec->type) {
 	case CAP_CHUNK_META:
@@ -182,7 +184,7 @@ static void dump(const struct cap_record *rec, int summary)
 		break;
 	case CAP_CHUNK_KSYMS:
 	case CAP_CHUNK_KSYMS_ADD:
-		dump_ksyms(&rec->ksyms, rec->type == CAP_CHUNK_KSYMS_ADD, summary);
+		dump_ksyms(&rec->ksyms, rec->type == CAP_CHUNK_KSYMS_ADD, summary ? 0 : 1 + ksyms);
 		break;
 	case CAP_CHUNK_PROCS:
 		if (!summary)
@@ -235,14 +237,15 @@ static void print_totals(const struct totals *t)
 int main(int argc, char **argv)
 {
 	int summary = argc > 2 && !strcmp(argv[1], "-s");
+	int ksyms = argc > 2 && !strcmp(argv[1], "-k");
 	const char *path = argv[argc - 1];
 	struct totals t = { 0 };
 	struct cap_reader *r;
 	struct cap_chunk c;
 	int n, err = 0;
 
-	if (argc < 2 || (argc > 2 && !summary)) {
-		fprintf(stderr, "usage: capdump [-s] FILE\n");
+	if (argc < 2 || (argc > 2 && !summary && !ksyms)) {
+		fprintf(stderr, "usage: capdump [-s|-k] FILE\n");
 		return 2;
 	}
 	r = cap_reader__open(path);
@@ -258,7 +261,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "capdump: %s: chunk %u: %s\n", path, c.index, strerror(-err));
 			break;
 		}
-		dump(rec, summary);
+		dump(rec, summary, ksyms);
 		account(rec, &t);
 		cap_record__free(rec);
 	}

@@ -697,6 +697,80 @@ static void case_merge(struct out *o)
 }
 
 /*
+ * stkrec --offcpu (bcc offcputime; counts are microseconds): two threads of sleeper (pid 100,
+ * tids 101 and 102) blocked in the same chain, which offcputime prints per thread; thread 101
+ * also blocked from a second call site of the same functions (other addresses, the same
+ * names), a stack of its own in bcc; and a lighter process (300) seen first, which must not
+ * give a pprof profile its name.
+ */
+static void case_offcpu(struct out *o)
+{
+	static struct cap_mapping m100[1], m300[1];
+	struct cap_process procs[] = {
+		{ 300, 0, 4000, "other", "/golden-pie.elf", 1, m300 },
+		{ 100, 0, 5000, "sleeperA", "/golden.elf", 1, m100 },
+	};
+	struct cap_probe probes[] = { { 0, CAP_PROBE_TRACEPOINT, 1, "offcpu:sched_switch" } };
+	const struct cap_kv extra[] = { { "weight", "us" } };
+	const uint64_t k_read[] = { K_EXT4_READ + 0x8, K_VFS_READ + 0x20, K_KSYS_READ + 0x1c,
+				    K_DO_SYSCALL + 0x60, K_ENTRY + 0x44, 0 };
+	const uint64_t u_read[] = { at(&golden, "read_file", 0x30),
+				    at(&golden, "parse_config", 0x11), at(&golden, "main", 0x37), 0 };
+	const uint64_t u_read2[] = { at(&golden, "read_file", 0x38),
+				     at(&golden, "parse_config", 0x21), at(&golden, "main", 0x37), 0 };
+	const uint64_t u_other[] = { at(&pie, "stk_leaf", 9), at(&pie, "stk_mid", 0x10),
+				     at(&pie, "stk_top", 0x12), at(&pie, "main", 0x1a), 0 };
+	struct ivb b;
+	uint32_t kr, ur, ur2, uo;
+
+	m100[0] = text_map(&golden);
+	m300[0] = text_map(&pie);
+	open_case(o, "offcpu");
+	put_meta_kv(o, "offcpu", probes, 1, "golden-host", "6.1.0-golden", NULL, extra, 1);
+	put_ksyms(o, false);
+	put_procs(o, procs, 2);
+	iv_begin(&b, 0);
+	kr = iv_stack(&b, true, k_read);
+	ur = iv_stack(&b, false, u_read);
+	ur2 = iv_stack(&b, false, u_read2);
+	uo = iv_stack(&b, false, u_other);
+	iv_row(&b, 0, 300, "other", kr, uo, 0, 1200);
+	iv_row(&b, 0, 100, "sleeperA", kr, ur, 0, 1002861);
+	b.rows[1].tid = 101;
+	iv_row(&b, 0, 100, "sleeperA", kr, ur, 0, 1001587);
+	b.rows[2].tid = 102;
+	iv_row(&b, 0, 100, "sleeperA", kr, ur2, 0, 50000);
+	b.rows[3].tid = 101;
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
+/*
+ * stkrec -e page-faults: a profile of an event taken at every occurrence (meta event, period 1):
+ * counts are page faults, and a pprof profile says so.
+ */
+static void case_faults(struct out *o)
+{
+	static struct cap_mapping m100[1];
+	struct cap_process procs[] = { { 100, 0, 5000, "faulter", "/golden.elf", 1, m100 } };
+	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "page-faults:period:1" } };
+	const struct cap_kv extra[] = { { "event", "page-faults" }, { "period", "1" } };
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	struct ivb b;
+
+	m100[0] = text_map(&golden);
+	open_case(o, "faults");
+	put_meta_kv(o, "profile", probes, 1, "golden-host", "6.1.0-golden", "0", extra, 2);
+	put_ksyms(o, false);
+	put_procs(o, procs, 1);
+	iv_begin(&b, 0);
+	iv_row(&b, 0, 100, "faulter", 0, iv_stack(&b, false, u_chain), 0, 7);
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
+/*
  * stkrec --snoop: one EVENTS batch of 5 events on 2 CPUs (rows in time order), a uprobe event
  * without kernel stack, a user stack with an address no symbol covers, and ring-buffer drops on
  * CPU 1.
@@ -967,6 +1041,8 @@ int main(int argc, char **argv)
 	case_paths(&o);
 	case_saturated(&o);
 	case_snoop(&o);
+	case_offcpu(&o);
+	case_faults(&o);
 	case_merge(&o);
 	case_ksyms(&o);
 	case_control(&o);

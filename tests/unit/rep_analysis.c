@@ -31,7 +31,17 @@ static const char *got(const char *s)
 
 static void render(const struct rep_frame *f, const struct rep_opts *o, bool addr, char *buf)
 {
-	rep_frame_render(f, o, addr, false, buf, 256);
+	struct rep_model_cfg cfg = { .addr_column = addr };
+
+	rep_frame_render(f, o, &cfg, buf, 256);
+}
+
+/* bcc profile's frames (0.33 on): NAME+0xOFF [MODULE], "0x%016x" addresses with -A */
+static void render_bcc(const struct rep_frame *f, const struct rep_opts *o, bool addr, char *buf)
+{
+	struct rep_model_cfg cfg = { .addr_column = addr, .addr_0x = true, .bcc_frames = true };
+
+	rep_frame_render(f, o, &cfg, buf, 256);
 }
 
 static void test_frame_render(void)
@@ -67,6 +77,33 @@ static void test_frame_render(void)
 	f.flags = REP_FRAME_F_KERNEL;
 	render(&f, &o, false, buf);
 	T_EQ_STR("test_rep_frame_kernel_annotated", "stk_leaf_[k]", got(buf));
+}
+
+static void test_frame_render_bcc(void)
+{
+	struct rep_frame f = { .name = "stk_leaf", .offset = 0x30, .module = "wl_burner",
+			       .addr = 0x562c58f111e4 };
+	struct rep_frame k = { .name = "do_syscall_64", .offset = 0x5b, .addr = 0xffffffff8100105b,
+			       .flags = REP_FRAME_F_KERNEL };
+	struct rep_frame km = k, unk = { .module = "libx.so", .reason = SYM_R_NOT_FOUND };
+	struct rep_frame nomod = { .reason = SYM_R_OUTSIDE };
+	struct rep_opts o = { 0 };
+	char buf[256];
+
+	km.module = "ext4";
+	render_bcc(&f, &o, false, buf);
+	T_EQ_STR("test_rep_frame_bcc", "stk_leaf+0x30 [wl_burner]", got(buf));
+	render_bcc(&f, &o, true, buf);
+	T_EQ_STR("test_rep_frame_bcc_address", "0x0000562c58f111e4 stk_leaf+0x30 [wl_burner]",
+		 got(buf));
+	render_bcc(&k, &o, false, buf);
+	T_EQ_STR("test_rep_frame_bcc_kernel", "do_syscall_64+0x5b [kernel]", got(buf));
+	render_bcc(&km, &o, false, buf);
+	T_EQ_STR("test_rep_frame_bcc_module", "do_syscall_64+0x5b [ext4]", got(buf));
+	render_bcc(&unk, &o, false, buf);
+	T_EQ_STR("test_rep_frame_bcc_unknown", "[unknown] [libx.so]", got(buf));
+	render_bcc(&nomod, &o, false, buf);
+	T_EQ_STR("test_rep_frame_bcc_unknown_nomodule", "[unknown]", got(buf));
 }
 
 /* ---- JSON strings -------------------------------------------------------------------------- */
@@ -485,6 +522,7 @@ int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	test_frame_render();
+	test_frame_render_bcc();
 	test_json_string();
 	test_filter_time();
 	test_filter_rows();
