@@ -12,7 +12,9 @@
  * inlined ones first (innermost first, as profile.proto says: the last line is the caller the
  * others were inlined into); a function per (name, source file); a mapping per executable
  * mapping seen (start, end, offset, object), plus one for the kernel. Samples with the same
- * locations and labels (pid, tid, comm, probe) merge across intervals.
+ * locations and labels (pid, tid, comm, probe) merge across intervals. The filters (--pid,
+ * --comm, --probe, --time, --grep, --max-depth) choose rows and frames as in every output; a
+ * stack --max-depth cuts keeps whole locations (an address and the functions inlined at it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -126,6 +128,7 @@ struct sample {
 
 struct builder {
 	const struct rep_opts *o;
+	struct rep_filter *filter;
 	struct rep_strtab strs;		/* the string table: id 0 is "" */
 	struct rep_strtab keys;		/* "kind:..." keys of functions, mappings, locations */
 	uint32_t *key_ids;		/* key id -> function, mapping or location id */
@@ -271,17 +274,12 @@ static int kernel_mapping_id(struct builder *b, uint32_t *id)
 	return err;
 }
 
-/*
- * Before any other: the executable's mapping of the first process with a user stack, so that
- * mapping 1, which pprof names the profile after, is the program (it was [kernel.kallsyms]).
- */
-static int main_mapping_first(struct builder *b, const struct cap_process *p)
+/* The mapping of p's executable, made before any other (main_mapping_first()). */
+static int exe_mapping(struct builder *b, const struct cap_process *p)
 {
 	uint32_t id;
 
-	if (b->nmappings || !p || !p->exe)
-		return 0;
-	for (uint32_t i = 0; i < p->nmaps; i++)
+	for (uint32_t i = 0; p && p->exe && i < p->nmaps; i++)
 		if (p->maps[i].path && !strcmp(p->maps[i].path, p->exe))
 			return mapping_id(b, p, p->maps[i].start, &id);
 	return 0;
@@ -344,23 +342,88 @@ static int reserve_locs(struct builder *b, uint32_t n)
 	return 0;
 }
 
-static int add_stack(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
-		     uint32_t row, bool kernel, uint32_t *nlocs)
+/* The stack of one side of row `row`, or NULL. */
+static const struct cap_stack *side_stack(const struct rep_interval *ri, uint32_t row, bool kernel)
 {
 	const struct cap_interval *iv = ri->iv;
 	uint32_t ref = kernel ? iv->rows[row].kstack : iv->rows[row].ustack;
-	uint32_t n = kernel ? iv->nkstacks : iv->nustacks, i, map;
+
+	if (ref == CAP_NO_STACK || ref > (kernel ? iv->nkstacks : iv->nustacks))
+		return NULL;
+	return &(kernel ? iv->kstacks : iv->ustacks)[ref - 1];
+}
+
+/* Frames (lines) of a location: the function and those inlined at its address. */
+static uint32_t frames_at(const struct rep_frame_info *f)
+{
+	return f->name ? 1 + f->ninl : 1;
+}
+
+/*
+ * How many addresses of s are shown: all, or under --max-depth N those whose frames fit in N
+ * (innermost first), and at least one.
+ */
+static int shown_ips(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+		     uint32_t row, bool kernel, const struct cap_stack *s, uint32_t *n)
+{
+	uint32_t frames = 0, i;
 	const struct rep_frame_info *f;
-	const struct cap_stack *s;
 	int err;
 
-	if (ref == CAP_NO_STACK || ref > n)
+	*n = s->nips;
+	if (!b->o->max_depth)
 		return 0;
-	s = &(kernel ? iv->kstacks : iv->ustacks)[ref - 1];
-	err = reserve_locs(b, *nlocs + s->nips);
+	for (i = 0; i < s->nips; i++) {
+		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
+		if (err)
+			return err;
+		frames += frames_at(f);
+		if (frames > b->o->max_depth) {
+			*n = i ? i : 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* --grep: whether a frame of the side's shown addresses matches (1), or not (0); -ENOMEM. */
+static int side_matches(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+			uint32_t row, bool kernel)
+{
+	const struct cap_stack *s = side_stack(ri, row, kernel);
+	const struct rep_frame_info *f;
+	uint32_t n = 0, i, k;
+	int err = s ? shown_ips(b, r, ri, row, kernel, s, &n) : 0;
+
+	for (i = 0; i < n && !err; i++) {
+		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
+		if (err)
+			return err;
+		if (rep_filter__match(b->filter, f->name ? f->name : "[unknown]"))
+			return 1;
+		for (k = 0; f->name && k < f->ninl; k++)
+			if (rep_filter__match(b->filter, f->inl[k].name))
+				return 1;
+	}
+	return err;
+}
+
+static int add_stack(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+		     uint32_t row, bool kernel, uint32_t *nlocs)
+{
+	const struct cap_stack *s = side_stack(ri, row, kernel);
+	const struct rep_frame_info *f;
+	uint32_t n, i, map;
+	int err;
+
+	if (!s)
+		return 0;
+	err = shown_ips(b, r, ri, row, kernel, s, &n);
+	if (!err)
+		err = reserve_locs(b, *nlocs + n);
 	if (err)
 		return err;
-	for (i = 0; i < s->nips; i++) {
+	for (i = 0; i < n; i++) {
 		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
 		if (!err && kernel)
 			err = kernel_mapping_id(b, &map);
@@ -444,10 +507,16 @@ static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_c
 	if (id < 0)
 		return id;
 	s.probe = id;
-	if (cr->ustack != CAP_NO_STACK && !b->o->kernel_only)
-		err = main_mapping_first(b, ri->procs[row]);
+	if (rep_filter__has_grep(b->filter)) {
+		err = b->o->user_only ? 0 : side_matches(b, r, ri, row, true);
+		if (!err && !b->o->kernel_only)
+			err = side_matches(b, r, ri, row, false);
+		if (err <= 0)
+			return err;
+		err = 0;
+	}
 	/* leaf first: the kernel part (when shown) sits below the user part */
-	if (!err && !b->o->user_only)
+	if (!b->o->user_only)
 		err = add_stack(b, r, ri, row, true, &s.nlocs);
 	if (!err && !b->o->kernel_only)
 		err = add_stack(b, r, ri, row, false, &s.nlocs);
@@ -456,18 +525,149 @@ static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_c
 	return err ? err : merge_sample(b, &s);
 }
 
+/* Whether row `row` of ri passes the row filters (--pid, --comm, --probe, --time). */
+static bool row_kept(const struct builder *b, const struct rep_interval *ri, uint32_t row)
+{
+	const struct cap_row *cr = &ri->iv->rows[row];
+	char comm[CAP_COMM_LEN + 1];
+
+	memcpy(comm, cr->comm, CAP_COMM_LEN);
+	comm[CAP_COMM_LEN] = 0;
+	return rep_filter__row(b->filter, ri, cr, comm);
+}
+
 static int add_capture(struct builder *b, const struct rep_capture *c)
 {
 	struct rep_resolver *r = rep_resolver__new(c, b->o, REP_RESOLVE_LINES);
 	uint32_t i, row;
-	int err = 0;
+	int err;
 
 	if (!r)
 		return -ENOMEM;
-	for (i = 0; i < c->nintervals && !err; i++)
+	err = rep_filter__capture(b->filter, c);
+	for (i = 0; i < c->nintervals && !err; i++) {
+		if (!rep_filter__interval(b->filter, &c->intervals[i]))
+			continue;
 		for (row = 0; row < c->intervals[i].iv->nrows && !err; row++)
-			err = add_row(b, r, c, &c->intervals[i], row);
+			if (row_kept(b, &c->intervals[i], row))
+				err = add_row(b, r, c, &c->intervals[i], row);
+	}
 	rep_resolver__free(r);
+	return err;
+}
+
+/* ---- the main binary ------------------------------------------------------------------------- */
+
+/* A process's weight in the profile. */
+struct weight {
+	uint32_t cap, pid;
+	uint64_t count;
+	const struct cap_process *proc;	/* a record of it that names its executable */
+};
+
+struct weights {
+	struct weight *v;
+	uint32_t n, cap;
+	struct rep_htab index;
+};
+
+struct weight_key {
+	const struct weights *ws;
+	const struct weight *w;
+};
+
+static bool weight_eq(const void *ctx, uint32_t val)
+{
+	const struct weight_key *k = ctx;
+
+	return k->ws->v[val].cap == k->w->cap && k->ws->v[val].pid == k->w->pid;
+}
+
+static int add_weight(struct weights *ws, const struct weight *w)
+{
+	struct weight_key key = { ws, w };
+	uint64_t h = rep_hash_u64(w->cap, w->pid);
+	uint32_t val;
+
+	if (rep_htab__find(&ws->index, h, weight_eq, &key, &val)) {
+		ws->v[val].count = rep_count_add(ws->v[val].count, w->count, NULL);
+		if (!ws->v[val].proc)
+			ws->v[val].proc = w->proc;
+		return 0;
+	}
+	if (ws->n == ws->cap) {
+		uint32_t cap = ws->cap ? ws->cap * 2 : 64;
+		struct weight *v = realloc(ws->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ws->v = v;
+		ws->cap = cap;
+	}
+	if (rep_htab__insert(&ws->index, h, ws->n))
+		return -ENOMEM;
+	ws->v[ws->n++] = *w;
+	return 0;
+}
+
+/* The one process a capture was made for: -p PID or -- COMMAND (meta pid_filter). */
+static bool capture_for_one_process(const struct rep_capture *c, uint32_t *pid)
+{
+	const char *s = c->meta ? cap_meta_get(c->meta, "pid_filter") : NULL;
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '1' || *s > '9')
+		return false;
+	v = strtoul(s, &end, 10);
+	if (*end || v > UINT32_MAX)
+		return false;
+	*pid = v;
+	return true;
+}
+
+/*
+ * pprof names a profile after its first mapping (go tool pprof's "File:"): make it the
+ * executable of the profile's main process. That is the process a capture was made for (-p PID,
+ * -- COMMAND), else the one with the most weight in the rows kept, the first capture's first on
+ * a tie; none when no user frame is shown.
+ */
+static int main_mapping_first(struct builder *b, struct rep_capture **caps, int n)
+{
+	struct weights ws = { 0 };
+	const struct weight *best = NULL;
+	uint32_t pid;
+	int err = 0;
+
+	for (int k = 0; k < n && !err && !b->o->kernel_only; k++) {
+		const struct rep_capture *c = caps[k];
+		bool one = capture_for_one_process(c, &pid);
+
+		err = rep_filter__capture(b->filter, c);
+		for (uint32_t i = 0; i < c->nintervals && !err; i++) {
+			const struct rep_interval *ri = &c->intervals[i];
+
+			if (!rep_filter__interval(b->filter, ri))
+				continue;
+			for (uint32_t row = 0; row < ri->iv->nrows && !err; row++) {
+				const struct cap_row *cr = &ri->iv->rows[row];
+				const struct cap_process *p = ri->procs[row];
+				struct weight w = { k, cr->pid, cr->count, p && p->exe ? p : NULL };
+
+				if (cr->ustack == CAP_NO_STACK || !row_kept(b, ri, row) ||
+				    (one && cr->pid != pid))
+					continue;
+				err = add_weight(&ws, &w);
+			}
+		}
+	}
+	for (uint32_t i = 0; i < ws.n && !err; i++)
+		if (ws.v[i].proc && (!best || ws.v[i].count > best->count))
+			best = &ws.v[i];
+	if (!err && best)
+		err = exe_mapping(b, best->proc);
+	free(ws.v);
+	rep_htab__clear(&ws.index);
 	return err;
 }
 
@@ -544,14 +744,28 @@ static int sample_type(struct builder *b, struct pb *out, const char *type, cons
 	return value_type(b, out, PROFILE_SAMPLE_TYPE, type, unit);
 }
 
+/* The sampling event of a profile capture (meta event; cpu-clock before stkrec wrote it). */
+static const char *sampled_event(const struct rep_capture *c)
+{
+	const char *e = c->meta ? cap_meta_get(c->meta, "event") : NULL;
+
+	return e && *e ? e : "cpu-clock";
+}
+
 /*
  * Sample types and period from the first capture's meta (format.md 4.1), as Go's CPU profiles
- * and Pyroscope/Parca expect them: a timed profile is samples/count and cpu/nanoseconds (each
- * sample worth 1 s / frequency), off-CPU time off_cpu/nanoseconds.
+ * and Pyroscope/Parca expect them. Off-CPU time is off_cpu/nanoseconds. Samples of a clock
+ * (cpu-clock, task-clock) are samples/count and cpu/nanoseconds, each worth 1 s / frequency, or
+ * with -c N, N ns of that clock. Samples of another event (-e page-faults, cycles...) are
+ * samples/count and EVENT/count, each worth its period (-c N; rare events take every one); at
+ * a frequency the kernel tunes that period, so the profile says the event and no period. Probe
+ * captures count events/count.
  */
 static int put_types(struct builder *b, struct pb *out, const struct rep_capture *c)
 {
 	int64_t freq = 0, period = 0;
+	const char *event;
+	bool clock;
 	int err;
 
 	b->ntypes = 0;
@@ -562,24 +776,27 @@ static int put_types(struct builder *b, struct pb *out, const struct rep_capture
 		pb_int(out, PROFILE_PERIOD, 1000);
 		return err;
 	}
-	if (c && rep_capture_is_profile(c)) {
-		err = sample_type(b, out, "samples", "count", 1);
-		if (err)
-			return err;
-		if (rep_capture_meta_i64(c, "period", &period) && period > 0) {
-			pb_int(out, PROFILE_PERIOD, period);
-			return value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "events");
-		}
-		if (rep_capture_meta_i64(c, "freq_hz", &freq) && freq > 0) {
-			err = sample_type(b, out, "cpu", "nanoseconds", 1000000000 / freq);
-			pb_int(out, PROFILE_PERIOD, 1000000000 / freq);
-		}
-		return err ? err : value_type(b, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	if (!c || !rep_capture_is_profile(c)) {
+		err = sample_type(b, out, "events", "count", 1);
+		if (!err)
+			err = value_type(b, out, PROFILE_PERIOD_TYPE, "events", "count");
+		pb_int(out, PROFILE_PERIOD, 1);
+		return err;
 	}
-	err = sample_type(b, out, "events", "count", 1);
+	event = sampled_event(c);
+	clock = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
+	if (!rep_capture_meta_i64(c, "period", &period) || period < 0)
+		period = 0;
+	if (!period && rep_capture_meta_i64(c, "freq_hz", &freq) && freq > 0 && clock)
+		period = 1000000000 / freq;
+	err = sample_type(b, out, "samples", "count", 1);
+	if (!err && period)
+		err = sample_type(b, out, clock ? "cpu" : event, clock ? "nanoseconds" : "count",
+				  period);
 	if (!err)
-		err = value_type(b, out, PROFILE_PERIOD_TYPE, "events", "count");
-	pb_int(out, PROFILE_PERIOD, 1);
+		err = value_type(b, out, PROFILE_PERIOD_TYPE, clock ? "cpu" : event,
+				 clock ? "nanoseconds" : "count");
+	pb_int(out, PROFILE_PERIOD, period);
 	return err;
 }
 
@@ -684,6 +901,7 @@ static void builder_clear(struct builder *b)
 	free(b->tmp.buf);
 	free(b->tmp2.buf);
 	free(b->locbuf);
+	rep_filter__free(b->filter);
 }
 
 /* The profile of the n captures, not gzipped, into *out (emptied by the caller). 0 or -ENOMEM. */
@@ -692,9 +910,14 @@ static int build(struct pb *out, struct rep_capture **caps, int n, const struct 
 	struct builder b = { .o = o };
 	int err = 0, i;
 
+	b.filter = rep_filter__new(o);
+	if (!b.filter)
+		return -errno;
 	/* string 0 must be "" (profile.proto) */
 	if (str_id(&b, "") < 0)
 		err = -ENOMEM;
+	if (!err)
+		err = main_mapping_first(&b, caps, n);
 	for (i = 0; i < n && !err; i++)
 		err = add_capture(&b, caps[i]);
 	if (!err)

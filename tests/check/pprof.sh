@@ -77,7 +77,7 @@ fi
 have_python=1
 command -v python3 >/dev/null || have_python=0
 
-for case in count profile unknown merge saturated; do
+for case in count profile unknown merge saturated offcpu faults; do
 	out=$tmp/$case.pb.gz
 	if ! "$STKREPORT" -q --symfs tests/golden/elf --pprof "$out" "tests/golden/$case/input.stk" \
 		>"$tmp/stdout" 2>"$tmp/err"; then
@@ -116,6 +116,33 @@ for case in count profile unknown merge saturated; do
 	done
 done
 
+# what pprof names a profile after (mapping 1, go tool pprof's "File:"): the main process's
+# executable, not the first process's (offcpu: pid 300, /golden-pie.elf, comes first with 1200
+# us; pid 100, /golden.elf, has 2054448); and the period type of -e page-faults
+if [ $have_python = 1 ] && [ $update = 0 ]; then
+	got=$(sed -n 's/^mapping 1 [^ ]* \([^ ]*\) .*/\1/p' "$tmp/offcpu.stacks")
+	[ "$got" = /golden.elf ] && echo "ok pprof/main_mapping" ||
+		{ echo "not ok pprof/main_mapping: mapping 1 is '$got', want /golden.elf"; failed=1; }
+	got=$(sed -n 's/.* period_type \([^ ]*\) period \([0-9]*\)$/\1 \2/p' "$tmp/faults.stacks")
+	[ "$got" = "page-faults/count 1" ] && echo "ok pprof/period_type.event" ||
+		{ echo "not ok pprof/period_type.event: '$got', want 'page-faults/count 1'"; failed=1; }
+fi
+# the filters choose rows and frames as in every output: --pid 100 keeps pid 100's samples
+# only, --max-depth 2 at most two locations a side
+if [ $have_python = 1 ] && "$STKREPORT" -q --symfs tests/golden/elf --pid 100 --max-depth 2 \
+	--pprof "$tmp/f.pb.gz" tests/golden/count/input.stk 2>"$tmp/err"; then
+	gzip -dc "$tmp/f.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$GOLD" \
+		profile.proto | python3 "$GOLD/stacks.py" >"$tmp/f.stacks"
+	others=$(grep -c ' pid=' "$tmp/f.stacks")
+	pid100=$(grep -c ' pid=100 ' "$tmp/f.stacks")
+	deep=$(awk -F': ' '/ pid=/ { n = split($2, f, ";"); if (n > 4) print }' "$tmp/f.stacks" | wc -l)
+	if [ "$pid100" -gt 0 ] && [ "$others" = "$pid100" ] && [ "$deep" = 0 ]; then
+		echo "ok pprof/filters"
+	else
+		echo "not ok pprof/filters: $pid100 samples of pid 100 of $others, $deep deeper than 2+2"
+		failed=1
+	fi
+fi
 # -K: kernel frames only, still one sample per (stack, labels)
 if ! "$STKREPORT" -q --symfs tests/golden/elf -K --pprof "$tmp/k.pb.gz" \
 	tests/golden/count/input.stk 2>"$tmp/err"; then
