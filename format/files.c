@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -69,10 +70,10 @@ int cap_open_in_root(const char *root, const char *path)
 /*
  * An output file (private: mode 0600, else 0666 less the umask): a new one is created with
  * O_EXCL (no symlink, FIFO or file of someone else can be there by then); an existing one is
- * reused only if it is a regular file, owned by us, with no other name (a hard link to a file
- * we own elsewhere). Never truncated before those checks: a refused path is left as it was.
+ * reused only if it is a regular file, owned by owner, with no other name (a hard link to a
+ * file we own elsewhere). Never truncated before those checks: a refused path is left as it was.
  */
-int cap_create_output(const char *path, bool private)
+static int create_output(const char *path, bool private, uid_t owner)
 {
 	struct stat st;
 	int fd, err;
@@ -89,7 +90,7 @@ int cap_create_output(const char *path, bool private)
 		goto fail;
 	}
 	err = -EEXIST;
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+	if (!S_ISREG(st.st_mode) || st.st_uid != owner || st.st_nlink != 1)
 		goto fail;
 	/* a private file made readable earlier (chmod) is private again */
 	if (ftruncate(fd, 0) || (private && fchmod(fd, 0600)) || fcntl(fd, F_SETFL, 0)) {
@@ -100,6 +101,34 @@ int cap_create_output(const char *path, bool private)
 fail:
 	close(fd);
 	return err;
+}
+
+int cap_create_output(const char *path, bool private)
+{
+	return create_output(path, private, geteuid());
+}
+
+/*
+ * The file system ids of this thread (not the process's: other threads keep root's) are the
+ * user's for the call, so the kernel checks the user's rights on the directory, gives the new
+ * file to the user, and from root drops the capabilities that would override them.
+ */
+int cap_create_output_as(const char *path, bool private, uid_t uid, gid_t gid)
+{
+	uid_t old_uid = geteuid();
+	gid_t old_gid = getegid();
+	int fd;
+
+	setfsgid(gid);
+	setfsuid(uid);
+	/* setfsuid() answers with the old id whether or not it changed: ask again */
+	if ((uid_t)setfsuid(-1) != uid || (gid_t)setfsgid(-1) != gid)
+		fd = -EPERM;
+	else
+		fd = create_output(path, private, uid);
+	setfsuid(old_uid);
+	setfsgid(old_gid);
+	return fd;
 }
 
 bool cap_is_capture_file(const char *path)

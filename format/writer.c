@@ -115,25 +115,33 @@ static int write_file_header(struct cap_writer *w)
 
 struct cap_writer *cap_writer__open(const char *path)
 {
-	struct cap_writer *w = NULL;
-	int err;
-
 	if (!path) {
 		errno = EINVAL;
 		return NULL;
 	}
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
 	/* a capture holds kernel addresses and every process's argv: private */
-	w->fd = cap_create_output(path, true);
-	err = w->fd < 0 ? w->fd : write_file_header(w);
+	return cap_writer__open_fd(cap_create_output(path, true), path);
+}
+
+struct cap_writer *cap_writer__open_fd(int fd, const char *path)
+{
+	struct cap_writer *w;
+	int err;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	err = w ? 0 : -ENOMEM;
+	if (w) {
+		w->fd = fd;
+		err = write_file_header(w);
+	}
 	if (err) {
 		/* a file without its header (a full disk) is no capture: leave none behind */
-		if (w->fd >= 0) {
-			close(w->fd);
-			unlink(path);
-		}
+		close(fd);
+		unlink(path);
 		free(w);
 		errno = -err;
 		return NULL;

@@ -60,6 +60,7 @@ struct run {
 	bool status_shown;
 	bool ending;		/* the last interval: its drain is the last */
 	int disk_full;		/* the writer's wait for room, as last said on stderr */
+	const char *sudo_user;	/* under sudo, the capture is root's, not this user's */
 };
 
 static int on_notify(void *ctx, void *data, size_t len)
@@ -617,6 +618,44 @@ static int setup(struct run *r)
 	return 0;
 }
 
+/* The user root runs for under sudo (SUDO_UID, SUDO_GID; sudo(8)), not root. */
+static bool sudo_ids(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	uint64_t vu, vg;
+
+	if (geteuid() || !u || !g || rec_parse_u64(u, 1, UINT32_MAX - 1, &vu) ||
+	    rec_parse_u64(g, 0, UINT32_MAX - 1, &vg))
+		return false;
+	*uid = vu;
+	*gid = vg;
+	return true;
+}
+
+/*
+ * The capture file. `sudo stkrec` makes it as the user who ran sudo, where that user may make
+ * a file (the kernel decides, as for them), so that it is theirs: stkreport needs no root, and
+ * a root-owned 0600 capture is one they cannot read. Where they may not (a directory only root
+ * writes, a file of root's there), it is root's as without sudo, and r->sudo_user says whose it
+ * was meant to be.
+ */
+static struct cap_writer *create_capture(struct run *r)
+{
+	const char *path = r->o->output;
+	uid_t uid;
+	gid_t gid;
+	int fd;
+
+	if (!sudo_ids(&uid, &gid))
+		return cap_writer__open(path);
+	fd = cap_create_output_as(path, true, uid, gid);
+	if (fd == -EACCES || fd == -EEXIST || fd == -EPERM) {
+		r->sudo_user = getenv("SUDO_USER") ? getenv("SUDO_USER") : getenv("SUDO_UID");
+		return cap_writer__open(path);
+	}
+	return cap_writer__open_fd(fd, path);
+}
+
 int rec_run(const struct rec_opts *o)
 {
 	struct run r = { .o = o };
@@ -626,7 +665,7 @@ int rec_run(const struct rec_opts *o)
 	err = setup(&r);
 	if (err)
 		goto out;
-	r.w = cap_writer__open(o->output);
+	r.w = create_capture(&r);
 	if (!r.w) {
 		err = rec_err(-errno, "cannot create %s: %s", o->output, cap_output_strerror(-errno));
 		goto out;
@@ -673,6 +712,10 @@ int rec_run(const struct rec_opts *o)
 		fprintf(stderr, "stkrec: wrote %u intervals, %llu %s, %llu bytes to %s\n", r.seq,
 			(unsigned long long)r.events, o->offcpu ? "us off-CPU" : "events",
 			(unsigned long long)cap_writer__size(r.w), o->output);
+		if (r.sudo_user)
+			fprintf(stderr, "stkrec: %s is root's, not %s's, who could not create it there; "
+				"'sudo chown %s %s' gives it to them\n", o->output, r.sudo_user,
+				r.sudo_user, o->output);
 		print_unwind_stats(rec_unwind__stats(r.unwind), o);
 		rec_reader__lock(r.reader);	/* its thread still applies the kernel's records */
 		print_procs_stats(r.procs);

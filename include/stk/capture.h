@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CAP_MAJOR 3
 #define CAP_MINOR 0
@@ -480,6 +481,12 @@ int cap_file_crc32(int fd, uint64_t size, uint32_t *crc);
  */
 int cap_create_output(const char *path, bool private);
 /*
+ * cap_create_output() as user uid and group gid would: only where they may create a file, the
+ * new file theirs, an existing one reused only if theirs. For a tool run as root on someone's
+ * behalf (sudo). -EACCES where they may not; -EPERM when this process cannot act as them.
+ */
+int cap_create_output_as(const char *path, bool private, uid_t uid, gid_t gid);
+/*
  * Whether path is a capture file (a regular file beginning with the file magic, format.md 2):
  * an output that is not a capture must never replace one. false when it cannot be read.
  */
@@ -498,6 +505,11 @@ struct cap_writer;
  * NULL with errno set; a file it made but could not write the header to is removed.
  */
 struct cap_writer *cap_writer__open(const char *path);
+/*
+ * The same on fd, an output just made at path (cap_create_output*(); a negative fd is its
+ * error, returned as NULL with errno set). The writer owns fd from here, failure included.
+ */
+struct cap_writer *cap_writer__open_fd(int fd, const char *path);
 
 /*
  * Encode rec, compress and checksum it and append it as one chunk. The chunk is mandatory or
