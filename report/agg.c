@@ -8,8 +8,10 @@
  * merge: merging follows what the user sees (two pids with the same frames are one stack unless
  * the layout shows the pid). Layouts that print every field (--json) render an exact key instead.
  *
- * Several captures merge into one model (rep_model__build_many()); --by keeps their stacks apart
- * in groups (struct rep_group), and the filters of filter.c drop rows and stacks before merging.
+ * Several captures merge into one model, added one at a time (rep_model__add()): the model keeps
+ * nothing of a capture once it is added, so that a thousand captures cost what their distinct
+ * stacks and names cost, not what their files hold. --by keeps their stacks apart in groups
+ * (struct rep_group), and the filters of filter.c drop rows and stacks before merging.
  *
  * Cost: every distinct address is symbolized once (struct rep_resolver, resolve.c) and turned
  * into frames once (struct run); frames and stacks are hashed, never compared pairwise.
@@ -35,11 +37,12 @@ struct run {
 	uint16_t reason;
 };
 
-struct builder {
+struct rep_model_builder {
 	struct rep_model *m;
 	const struct rep_capture *c;	/* the capture being added */
-	uint32_t capi;			/* its index */
+	uint32_t capi;			/* its index: how many were added before it */
 	const char *name;		/* its file name */
+	uint32_t nsec;			/* -T: sections of the captures added before it */
 	const struct rep_opts *o;
 	struct rep_filter *filter;
 	struct rep_resolver *res;	/* the capture's */
@@ -163,7 +166,7 @@ static int reserve_frame_slot(struct rep_model *m, uint32_t id)
  * Intern frame f (its strings lent by the symbolizer): copy its strings into the model, render
  * its text, and store the record under the text's id the first time that text is seen.
  */
-static int intern_frame(struct builder *b, struct rep_frame f, uint32_t *id)
+static int intern_frame(struct rep_model_builder *b, struct rep_frame f, uint32_t *id)
 {
 	struct rep_model *m = b->m;
 	char buf[4096];
@@ -194,7 +197,7 @@ static int intern_frame(struct builder *b, struct rep_frame f, uint32_t *id)
 	return 0;
 }
 
-static int reserve_runs(struct builder *b, uint32_t n)
+static int reserve_runs(struct rep_model_builder *b, uint32_t n)
 {
 	uint32_t cap = b->runs_cap ? b->runs_cap : 4096;
 	uint32_t *v;
@@ -215,7 +218,7 @@ static int reserve_runs(struct builder *b, uint32_t n)
  * The frames of one looked-up address, appended to runs: the functions inlined at it, innermost
  * first, then the function the code belongs to (perf's order in a leaf-first chain).
  */
-static int add_run(struct builder *b, const struct rep_frame_info *fi, uint64_t addr)
+static int add_run(struct rep_model_builder *b, const struct rep_frame_info *fi, uint64_t addr)
 {
 	uint32_t ninl = b->o->no_inline ? 0 : fi->ninl, i, id;
 	struct rep_frame f = {
@@ -258,7 +261,8 @@ static int add_run(struct builder *b, const struct rep_frame_info *fi, uint64_t 
 }
 
 /* The frames of address `id` of the resolver, made the first time it is seen. */
-static int frames_of(struct builder *b, uint32_t id, uint64_t addr, const struct run **out)
+static int frames_of(struct rep_model_builder *b, uint32_t id, uint64_t addr,
+		     const struct run **out)
 {
 	const struct rep_frame_info *fi;
 	uint32_t first;
@@ -288,7 +292,7 @@ static int frames_of(struct builder *b, uint32_t id, uint64_t addr, const struct
 	return 0;
 }
 
-static int reserve_frames(struct builder *b, uint32_t n)
+static int reserve_frames(struct rep_model_builder *b, uint32_t n)
 {
 	struct rep_model *m = b->m;
 	uint32_t *v;
@@ -315,8 +319,9 @@ static const struct cap_stack *stack_at(const struct cap_stack *tab, uint32_t n,
 }
 
 /* Append the frames of one stack of row `row` to frame_buf at *pos, at most max (0: all). */
-static int add_frames(struct builder *b, const struct cap_stack *s, const struct rep_interval *ri,
-		      uint32_t row, bool kernel, uint32_t max, uint32_t *pos)
+static int add_frames(struct rep_model_builder *b, const struct cap_stack *s,
+		      const struct rep_interval *ri, uint32_t row, bool kernel, uint32_t max,
+		      uint32_t *pos)
 {
 	uint32_t ids[64], i, j, k, n, start = *pos;
 	const struct run *r;
@@ -426,7 +431,7 @@ static const char *const by_names[] = {
 };
 
 /* The group of value text `value`, sort key `key`, added when new. Returns its index. */
-static int64_t group_id(struct builder *b, const char *value, int64_t key)
+static int64_t group_id(struct rep_model_builder *b, const char *value, int64_t key)
 {
 	struct rep_model *m = b->m;
 	char label[512];
@@ -460,7 +465,7 @@ static int64_t group_id(struct builder *b, const char *value, int64_t key)
 }
 
 /* The --by group of one row (0 when not grouping). */
-static int64_t row_group(struct builder *b, const struct rep_interval *ri,
+static int64_t row_group(struct rep_model_builder *b, const struct rep_interval *ri,
 			 const struct cap_row *row, const char *comm)
 {
 	const char *s;
@@ -486,9 +491,8 @@ static int64_t row_group(struct builder *b, const struct rep_interval *ri,
 		}
 		return group_id(b, s, row->probe);
 	case REP_BY_INTERVAL:
-		emit_section_time(v, sizeof(v), b->c, ri->iv->end_ns);
-		if (!rep_capture_wall_ns(b->c, ri->iv->end_ns, &wall))
-			wall = ri->iv->end_ns;
+		wall = rep_capture_wall_or_mono(b->c, ri->iv->end_ns);
+		rep_wall_time_text(v, sizeof(v), wall);
 		return group_id(b, v, wall / 1000000000);
 	default:
 		return 0;
@@ -502,7 +506,8 @@ static int64_t row_group(struct builder *b, const struct rep_interval *ri,
  * other addresses stay apart however alike they print: bcc keys its counts on stack ids, one per
  * distinct address stack (tools/stackcount.py, profile.py, offcputime.py: struct key_t).
  */
-static int64_t address_key(struct builder *b, const struct cap_stack *ks, const struct cap_stack *us)
+static int64_t address_key(struct rep_model_builder *b, const struct cap_stack *ks,
+			   const struct cap_stack *us)
 {
 	const struct cap_stack *side[2] = { ks, us };
 	char *key = b->key;
@@ -529,7 +534,7 @@ static int64_t address_key(struct builder *b, const struct cap_stack *ks, const 
 }
 
 /* --grep: does any frame of the stack match? Each frame text is matched once. */
-static int stack_matches(struct builder *b, const uint32_t *frames, uint32_t n)
+static int stack_matches(struct rep_model_builder *b, const uint32_t *frames, uint32_t n)
 {
 	const struct rep_model *m = b->m;
 	uint32_t i;
@@ -561,7 +566,8 @@ static int stack_matches(struct builder *b, const uint32_t *frames, uint32_t n)
 	return 0;
 }
 
-static int add_row(struct builder *b, uint32_t section, const struct rep_interval *ri, uint32_t r)
+static int add_row(struct rep_model_builder *b, uint32_t section, const struct rep_interval *ri,
+		   uint32_t r)
 {
 	const struct cap_interval *iv = ri->iv;
 	const struct cap_row *row = &iv->rows[r];
@@ -631,6 +637,11 @@ static int add_row(struct builder *b, uint32_t section, const struct rep_interva
 		}
 	}
 	b->m->kept_events = rep_count_add(b->m->kept_events, row->count, NULL);
+	if (b->m->on_row) {
+		err = b->m->on_row(b->m->on_row_ctx, b->m, b->c, ri, r, &s);
+		if (err)
+			return err;
+	}
 	return merge(b->m, &s);
 }
 
@@ -733,22 +744,71 @@ out:
 
 /* ---- build --------------------------------------------------------------------------------- */
 
-static void builder_clear_capture(struct builder *b)
+static void builder_clear_capture(struct rep_model_builder *b)
 {
 	/* resolver ids start again at 0 with the next capture's resolver */
 	rep_resolver__free(b->res);
 	b->res = NULL;
 	b->nrun_of = 0;
 	b->nruns = 0;
+	b->c = NULL;
 }
 
-static int add_capture(struct builder *b, uint32_t first_section)
+static void builder_free(struct rep_model_builder *b)
+{
+	if (!b)
+		return;
+	builder_clear_capture(b);
+	free(b->run_of);
+	free(b->runs);
+	free(b->reasons);
+	free(b->grep);
+	free(b->key);
+	rep_filter__free(b->filter);
+	free(b);
+}
+
+/*
+ * -T: room for the sections of a capture of n intervals, after those of the captures before. A
+ * section keeps its interval's end and the wall time of that end, computed now: the capture is
+ * gone when the headings print.
+ */
+static int reserve_sections(struct rep_model *m, uint32_t n)
+{
+	uint32_t need = m->nsections + n;
+	uint64_t *end;
+	int64_t *wall;
+
+	if (need <= m->sections_cap)
+		return 0;
+	need = need < 2 * m->sections_cap ? 2 * m->sections_cap : need;
+	end = realloc(m->section_end_ns, need * sizeof(*end));
+	if (end)
+		m->section_end_ns = end;
+	wall = end ? realloc(m->section_wall_ns, need * sizeof(*wall)) : NULL;
+	if (!wall)
+		return -ENOMEM;
+	m->section_wall_ns = wall;
+	memset(m->section_end_ns + m->sections_cap, 0,
+	       (need - m->sections_cap) * sizeof(*m->section_end_ns));
+	memset(wall + m->sections_cap, 0, (need - m->sections_cap) * sizeof(*wall));
+	m->sections_cap = need;
+	return 0;
+}
+
+static int add_capture(struct rep_model_builder *b)
 {
 	const struct rep_capture *c = b->c;
 	struct rep_model *m = b->m;
 	uint32_t i, r;
 	int err;
 
+	if (b->o->timestamp) {
+		err = reserve_sections(m, c->nseqs);
+		if (err)
+			return err;
+		m->nsections = b->nsec + c->nseqs;
+	}
 	/* with the raw-address column a frame's text is per address, not per object offset */
 	b->res = rep_resolver__new(c, b->o, (b->o->lines ? REP_RESOLVE_LINES : 0) |
 				   (m->cfg.addr_column ? REP_RESOLVE_PER_ADDRESS : 0));
@@ -760,11 +820,11 @@ static int add_capture(struct builder *b, uint32_t first_section)
 	for (i = 0; i < c->nintervals; i++) {
 		const struct rep_interval *ri = &c->intervals[i];
 		/* -T: one section per interval, the parts of a split one (format.md 3.2) together */
-		uint32_t section = b->o->timestamp ? first_section + ri->index : 0;
+		uint32_t section = b->o->timestamp ? b->nsec + ri->index : 0;
 
 		if (b->o->timestamp) {
 			m->section_end_ns[section] = ri->iv->end_ns;
-			m->section_cap[section] = b->capi;
+			m->section_wall_ns[section] = rep_capture_wall_or_mono(c, ri->iv->end_ns);
 		}
 		if (!rep_filter__interval(b->filter, ri))
 			continue;
@@ -777,108 +837,114 @@ static int add_capture(struct builder *b, uint32_t first_section)
 	return 0;
 }
 
-int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *caps,
-			  const char *const *names, uint32_t n, const struct rep_opts *o,
-			  const struct rep_model_cfg *cfg)
+int rep_model__begin(struct rep_model *m, const struct rep_opts *o,
+		     const struct rep_model_cfg *cfg)
 {
-	struct builder b = { .m = m, .o = o };
-	uint32_t i, nsec = 0;
+	struct rep_model_builder *b;
 	int64_t id;
-	int err = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = *cfg;
-	m->caps = caps;
-	m->names = names;
-	m->ncaps = n;
-	for (i = 0; i < n; i++)
-		nsec += caps[i]->nseqs;
-	m->nsections = o->timestamp ? nsec : 1;
-	m->section_end_ns = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_end_ns));
-	m->section_cap = calloc(m->nsections ? m->nsections : 1, sizeof(*m->section_cap));
-	b.filter = rep_filter__new(o);
+	m->nsections = o->timestamp ? 0 : 1;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	m->builder = b;
+	b->m = m;
+	b->o = o;
+	b->filter = rep_filter__new(o);
+	if (!b->filter)
+		return errno == ENOMEM ? -ENOMEM : -errno;
 	id = rep_strtab__intern(&m->strs, "");
-	if (!m->section_end_ns || !m->section_cap || !b.filter || id < 0) {
-		err = b.filter || errno == ENOMEM ? -ENOMEM : -errno;
-		goto out;
-	}
-	b.empty = id;
-	for (i = 0, nsec = 0; i < n && !err; i++) {
-		b.c = caps[i];
-		b.capi = i;
-		b.name = names && names[i] ? names[i] : "?";
-		err = add_capture(&b, nsec);
-		builder_clear_capture(&b);
-		nsec += caps[i]->nseqs;
-	}
-	if (err)
-		goto out;
+	if (id < 0)
+		return id;
+	b->empty = id;
+	return 0;
+}
+
+int rep_model__add(struct rep_model *m, const struct rep_capture *c, const char *name)
+{
+	struct rep_model_builder *b = m->builder;
+	int err;
+
+	b->c = c;
+	b->name = name ? name : "?";
+	err = add_capture(b);
+	builder_clear_capture(b);
+	b->capi++;
+	b->nsec += c->nseqs;
+	return err;
+}
+
+int rep_model__finish(struct rep_model *m)
+{
+	int err;
+
+	builder_free(m->builder);
+	m->builder = NULL;
 	err = sort_groups(m);
 	if (err)
-		goto out;
+		return err;
 	if (m->nstacks)
 		qsort_r(m->stacks, m->nstacks, sizeof(*m->stacks), stack_cmp_r, m);
 	/* positions moved: the merge index is stale and no longer needed */
 	rep_htab__clear(&m->index);
-out:
-	free(b.run_of);
-	free(b.runs);
-	free(b.reasons);
-	free(b.grep);
-	free(b.key);
-	rep_filter__free(b.filter);
-	return err;
+	return 0;
+}
+
+int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *caps,
+			  const char *const *names, uint32_t n, const struct rep_opts *o,
+			  const struct rep_model_cfg *cfg)
+{
+	uint32_t i;
+	int err;
+
+	err = rep_model__begin(m, o, cfg);
+	for (i = 0; i < n && !err; i++)
+		err = rep_model__add(m, caps[i], names && names[i] ? names[i] : "?");
+	return err ? err : rep_model__finish(m);
 }
 
 int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
 		     const struct rep_model_cfg *cfg)
 {
-	const struct rep_capture *caps[1] = { c };
-	const char *names[1] = { o->input ? o->input : "?" };
-	int err;
+	const char *name = o->input ? o->input : "?";
 
-	err = rep_model__build_many(m, caps, names, 1, o, cfg);
-	/* caps and names lived on this stack frame: the model must not keep them */
-	m->caps = NULL;
-	m->names = NULL;
-	m->single = c;
-	return err;
+	return rep_model__build_many(m, &c, &name, 1, o, cfg);
 }
 
-const struct rep_capture *rep_model_capture(const struct rep_model *m, uint32_t i)
-{
-	return m->caps ? m->caps[i] : m->single;
-}
-
-void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns)
+int64_t rep_capture_wall_or_mono(const struct rep_capture *c, uint64_t mono_ns)
 {
 	int64_t wall;
-	time_t t;
-
-	struct tm tm;
 
 	/* without the clock pair the monotonic time is the best we have */
-	if (!rep_capture_wall_ns(c, end_ns, &wall))
-		wall = (int64_t)end_ns;
-	t = wall / 1000000000;
+	return rep_capture_wall_ns(c, mono_ns, &wall) ? wall : (int64_t)mono_ns;
+}
+
+void rep_wall_time_text(char *buf, size_t len, int64_t wall_ns)
+{
+	time_t t = wall_ns / 1000000000;
+	struct tm tm;
+
 	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
 		snprintf(buf, len, "??:??:??");
 }
 
 void rep_model_section_time(const struct rep_model *m, uint32_t s, char *buf, size_t len)
 {
-	emit_section_time(buf, len, rep_model_capture(m, m->section_cap[s]), m->section_end_ns[s]);
+	rep_wall_time_text(buf, len, m->section_wall_ns[s]);
 }
 
 void rep_model__clear(struct rep_model *m)
 {
 	uint32_t i;
 
+	builder_free(m->builder);
 	for (i = 0; i < m->nstacks; i++)
 		free(m->stacks[i].frames);
 	free(m->stacks);
 	free(m->section_end_ns);
-	free(m->section_cap);
+	free(m->section_wall_ns);
 	free(m->frame_buf);
 	free(m->frames);
 	free(m->groups);

@@ -69,7 +69,7 @@ static const char usage[] =
 	"      --debug-dir DIR       look for debug files (build-id layout) under DIR too\n"
 	"\n"
 	"Limits (hostile captures):\n"
-	"      --max-memory MB       decoded data of all captures (default 2048)\n"
+	"      --max-memory MB       decoded data held at a time (default 2048)\n"
 	"      --max-debug MB        debug data read for lines and inlines (default 1024)\n"
 	"\n"
 	"  -q, --quiet               no summary on stderr\n"

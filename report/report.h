@@ -4,8 +4,9 @@
  * every emitter prints, and the run entry points (also used by the fuzzer).
  *
  *   rep_capture__load*()   walk the chunks (load.c): meta, kallsyms, processes, intervals, losses
- *   rep_model__build()     symbolize and merge rows into displayed stacks (agg.c)
- *   rep_emit()             print the model with the emitter the options select (emit_*.c)
+ *   rep_model__begin/add/finish()  symbolize and merge rows into displayed stacks, a capture
+ *                          at a time (agg.c); --pprof, --sql and --clickhouse take them so too
+ *   rep_emit__*()          print the model with the emitter the options select (emit_*.c)
  *   rep_summary()          the stderr summary (summary.c)
  */
 #ifndef REP_REPORT_H
@@ -304,6 +305,17 @@ struct rep_model_cfg {
 	bool address_stacks;	/* stacks also keyed by their raw addresses (rep_stack.addrs) */
 };
 
+struct rep_model;
+struct rep_model_builder;
+
+/*
+ * Called by rep_model__add() for each row the filters keep, with its displayed stack (st: frame
+ * ids lent for the call, count the row's), before the row merges into the model: for outputs
+ * that keep rows apart (--clickhouse). A non-zero return ends the add with that error.
+ */
+typedef int (*rep_row_fn)(void *ctx, const struct rep_model *m, const struct rep_capture *c,
+			  const struct rep_interval *ri, uint32_t row, const struct rep_stack *st);
+
 struct rep_model {
 	struct rep_model_cfg cfg;
 	struct rep_strtab strs;		/* frame texts, names, modules, files, comms, group labels */
@@ -311,7 +323,9 @@ struct rep_model {
 	uint32_t nstacks, cap;
 	uint32_t nsections;
 	uint64_t *section_end_ns;	/* per section: interval end (CLOCK_MONOTONIC) */
-	uint32_t *section_cap;		/* per section: index of its capture */
+	int64_t *section_wall_ns;	/* per section: the same end as wall time (the capture's
+					 * clock pair), or CLOCK_MONOTONIC without one */
+	uint32_t sections_cap;
 	uint64_t unnamed[SYM_R__COUNT];	/* unnamed frames per reason, weighted by count */
 	uint64_t unnamed_total;
 	uint64_t kept_events;		/* events of the rows the filters kept */
@@ -319,11 +333,10 @@ struct rep_model {
 	uint32_t frames_cap;
 	struct rep_group *groups;	/* --by groups in display order */
 	uint32_t ngroups, groups_cap;
-	/* the captures (borrowed until __clear; NULL after rep_model__build(): see single) */
-	const struct rep_capture *const *caps;
-	const char *const *names;
-	uint32_t ncaps;
-	const struct rep_capture *single;
+	/* set between rep_model__begin() and the first rep_model__add(), or NULL */
+	rep_row_fn on_row;
+	void *on_row_ctx;
+	struct rep_model_builder *builder;	/* between __begin and __finish */
 	struct rep_htab index;		/* merge index over stacks */
 	struct rep_htab group_index;
 	uint32_t *frame_buf;		/* scratch */
@@ -342,21 +355,30 @@ static inline bool rep_model_frame_plain(const struct rep_model *m, uint32_t id)
 	return (m->frames[id].flags & (REP_FRAME_F_USED | REP_FRAME_F_ESCAPE)) == REP_FRAME_F_USED;
 }
 
-/* One capture (c: its file name in the summary and for --by capture). */
-int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
-		     const struct rep_model_cfg *cfg);
 /*
- * n captures merged into one model; caps and names are borrowed until rep_model__clear(). Rows
- * pass the filters of o (filter.c) first. Returns 0, -ENOMEM, or -EINVAL (bad --grep regex).
+ * Build a model one capture at a time: __begin, then __add for each capture, then __finish,
+ * which sorts the stacks (the emitters print them in that order). A capture and its name are
+ * borrowed for the __add call only: the model copies what it keeps (names, frames, section
+ * times), so a capture may be freed as soon as it is added. Rows pass the filters of o
+ * (filter.c) first; o is borrowed until __finish. Each returns 0, -ENOMEM, or -EINVAL (__begin:
+ * a bad --grep regex), or what the on_row hook returned; after an error, only __clear.
  */
+int rep_model__begin(struct rep_model *m, const struct rep_opts *o,
+		     const struct rep_model_cfg *cfg);
+int rep_model__add(struct rep_model *m, const struct rep_capture *c, const char *name);
+int rep_model__finish(struct rep_model *m);
+/* The three steps over n captures (names: their file names, for --by capture). */
 int rep_model__build_many(struct rep_model *m, const struct rep_capture *const *caps,
 			  const char *const *names, uint32_t n, const struct rep_opts *o,
 			  const struct rep_model_cfg *cfg);
+/* One capture (named o->input in the summary and for --by capture). */
+int rep_model__build(struct rep_model *m, const struct rep_capture *c, const struct rep_opts *o,
+		     const struct rep_model_cfg *cfg);
 void rep_model__clear(struct rep_model *m);
-/* Capture i of the model. */
-const struct rep_capture *rep_model_capture(const struct rep_model *m, uint32_t i);
-/* Section heading for -T: "HH:MM:SS" (local time) of the section's interval end. */
-void emit_section_time(char *buf, size_t len, const struct rep_capture *c, uint64_t end_ns);
+/* Wall time of a CLOCK_MONOTONIC time of c (its clock pair), or the time itself without one. */
+int64_t rep_capture_wall_or_mono(const struct rep_capture *c, uint64_t mono_ns);
+/* "HH:MM:SS" (local time) of a wall time in ns since the epoch: the -T and --by interval text. */
+void rep_wall_time_text(char *buf, size_t len, int64_t wall_ns);
 /* -T heading of section s: "HH:MM:SS" of its interval's end in its capture's clock. */
 void rep_model_section_time(const struct rep_model *m, uint32_t s, char *buf, size_t len);
 
@@ -388,8 +410,15 @@ struct emitter {
 	const char *name;
 	/* model keying this layout needs, filled from the options and capture mode */
 	void (*configure)(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg);
-	int (*emit)(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-		    const struct rep_opts *o);
+	/* print the model, once every capture was added */
+	int (*emit)(FILE *out, const struct rep_model *m, const struct rep_opts *o);
+	/*
+	 * Optional, for layouts that print each capture as it is added (stacksnoop's events,
+	 * before emit()): a state for out and o (NULL + errno), fed every capture, then freed.
+	 */
+	void *(*stream_new)(FILE *out, const struct rep_opts *o);
+	int (*stream_add)(void *state, const struct rep_capture *c);
+	void (*stream_free)(void *state);
 };
 
 extern const struct emitter emit_stackcount, emit_profile, emit_folded, emit_tree;
@@ -490,15 +519,21 @@ const struct rep_frame_info *rep_resolver__info(const struct rep_resolver *r, ui
 /* ---- SQL (sql.c) and pprof (emit_pprof.c) -------------------------------------------------- */
 
 /*
- * Load caps (named names[i] in the captures table) into SQLite (docs/sql.md), write
- * o->sqlite_out when set, and run o->sql when set, printing its result on out (stkreport:
- * stdout) as a table, o->csv or o->json. Errors are printed on stderr (`stkreport: --sql: ...`).
- * Returns 0 or a negative errno.
+ * --sql, --sqlite (sql.c): captures loaded into SQLite (docs/sql.md) one at a time: __open
+ * (schema, one transaction), __add each capture (borrowed for the call; name: its file name in
+ * the captures table), then __finish, which indexes, commits, writes o->sqlite_out when set and
+ * runs each qs[i]->sql that is set, printing its result on out (stkreport: stdout) as a table,
+ * qs[i]->csv or qs[i]->json. Errors are printed on stderr (`stkreport: --sql: ...`). __open:
+ * NULL + errno; the others 0 or a negative errno. o is borrowed until __close.
  */
-int rep_sql_run(FILE *out, struct rep_capture **caps, const char **names, int n,
-		const struct rep_opts *o);
+struct rep_sql;
+
+struct rep_sql *rep_sql__open(const struct rep_opts *o);
+int rep_sql__add(struct rep_sql *q, const struct rep_capture *c, const char *name);
+int rep_sql__finish(struct rep_sql *q, FILE *out, const struct rep_opts *const *qs, int nq);
+void rep_sql__close(struct rep_sql *q);
 /*
- * The same with nq queries over one load: the database is built (and written to
+ * n captures at once, with nq queries over one load: the database is built (and written to
  * qs[0]->sqlite_out) with qs[0]'s options, then each qs[i]->sql printed as qs[i] says. For the
  * fuzzer: creating the schema takes longer than loading a small capture.
  */
@@ -506,12 +541,24 @@ int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, i
 		     const struct rep_opts *const *qs, int nq);
 
 /*
- * Write caps as one pprof profile (profile.proto, gzipped) to path. Errors are printed.
- * Returns 0 or a negative errno.
+ * --pprof (emit_pprof.c): captures, one at a time, become one pprof profile (profile.proto,
+ * gzipped): __weigh each (which process is the profile's main one: its executable is mapping 1),
+ * then __add each (name: the capture label with --by capture), in the same order; each is
+ * borrowed for the call only. __write writes it to path (never half-written), __emit to out
+ * (flushed). __new: NULL + ENOMEM. __weigh and __add: 0 or -ENOMEM, not printed; __write and
+ * __emit print their errors. o is borrowed until __free.
  */
-int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o);
-/* The same profile, gzipped, written to out (flushed). Build errors are printed, not -EIO. */
-int rep_pprof_emit(FILE *out, struct rep_capture **caps, int n, const struct rep_opts *o);
+struct rep_pprof;
+
+struct rep_pprof *rep_pprof__new(const struct rep_opts *o);
+int rep_pprof__weigh(struct rep_pprof *p, const struct rep_capture *c);
+int rep_pprof__add(struct rep_pprof *p, const struct rep_capture *c, const char *name);
+int rep_pprof__write(struct rep_pprof *p, const char *path);
+int rep_pprof__emit(struct rep_pprof *p, FILE *out);
+void rep_pprof__free(struct rep_pprof *p);
+/* The n captures at once into out (the fuzzer). Errors are printed. */
+int rep_pprof_emit(FILE *out, struct rep_capture **caps, const char **names, int n,
+		   const struct rep_opts *o);
 
 /* ---- run ----------------------------------------------------------------------------------- */
 
@@ -522,25 +569,41 @@ void rep_summary(FILE *out, const char *name, const struct rep_capture *c,
 /* Build the model for emitter e and print it to out. Returns 0 or -ENOMEM/-EIO. */
 int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
 	     const struct emitter *e, struct rep_model *m);
-/* The same over n captures merged (names: their file names, for --by capture). */
-int rep_emit_many(FILE *out, const struct rep_capture *const *caps, const char *const *names,
-		  uint32_t n, const struct rep_opts *o, const struct emitter *e, struct rep_model *m);
+
+/*
+ * Emitter e over captures added one at a time (run.c): __begin with the keying the first
+ * capture's mode asks for (first is read during the call only), __add each capture (borrowed for
+ * the call, name too), then __finish, which prints the model (unless err is set: then it only
+ * frees) and returns err, or 0, -ENOMEM, -EIO. m receives the model; the caller clears it.
+ */
+struct rep_emit_run {
+	FILE *out;
+	const struct emitter *e;
+	const struct rep_opts *o;
+	struct rep_model *m;
+	void *stream;		/* e->stream_new()'s state */
+};
+
+int rep_emit__begin(struct rep_emit_run *r, FILE *out, const struct emitter *e,
+		    const struct rep_capture *first, const struct rep_opts *o, struct rep_model *m);
+int rep_emit__add(struct rep_emit_run *r, const struct rep_capture *c, const char *name);
+int rep_emit__finish(struct rep_emit_run *r, int err);
 /* The model keying emitter e needs under options o, for captures like c (the first one). */
 void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o,
 		       const struct rep_capture *c, struct rep_model_cfg *cfg);
 /* Summary lines of a merged model (summary.c): unnamed frames; what the filters kept. */
 void rep_summary_unnamed(FILE *out, const struct rep_model *m);
-void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_capture *const *caps,
-			  int n, const struct rep_model *m);
+/* total: the events of every capture read (rep_capture.events, added) */
+void rep_summary_filtered(FILE *out, const struct rep_opts *o, uint64_t total,
+			  const struct rep_model *m);
 
 /*
- * --svg (emit_svg.c): an interactive flame graph of the n captures merged (with --by, one tower
- * per group), written to out (flushed), or when out is NULL to a file created at path with
- * cap_create_output() once the graph is laid out. The model is built into m (cleared by the
- * caller). Returns 0 or a negative errno (not printed).
+ * --svg (emit_svg.c): an interactive flame graph of model m (built with emit_folded's keying:
+ * rep_model_cfg_for(&emit_folded, ...); with --by, one tower per group), written to out
+ * (flushed), or when out is NULL to a file created at path with cap_create_output() once the
+ * graph is laid out. Returns 0 or a negative errno (not printed).
  */
-int emit_svg(FILE *out, const char *path, const struct rep_capture *const *caps,
-	     const char *const *names, uint32_t n, const struct rep_opts *o, struct rep_model *m);
+int emit_svg(FILE *out, const char *path, const struct rep_model *m, const struct rep_opts *o);
 
 /*
  * --diff (diff.c): caps[0] BEFORE, caps[1] AFTER. Prints `stack before after` lines on stdout

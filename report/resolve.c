@@ -117,8 +117,8 @@ static int grow(struct rep_resolver *r)
 /* A kernel symbol index as sym_kernel__new() makes it: four words per symbol. */
 #define KERNEL_INDEX_BYTES(n) (64 + (uint64_t)(n) * 4 * sizeof(uint64_t))
 
-/* The index of kernel symbol table ks: NULL when it would exceed the memory budget (or out of
- * memory); its frames are then unnamed, "over the memory budget". */
+/* The index of kernel symbol table ks: NULL with errno EFBIG when it would exceed the memory
+ * budget, ENOMEM when out of memory. */
 static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
 {
 	uint32_t i = ks < r->c->nksyms ? ks : r->c->nksyms;
@@ -129,13 +129,17 @@ static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
 	if (r->kernels[i])
 		return r->kernels[i];
 	bytes = KERNEL_INDEX_BYTES(table ? table->count : 0);
-	if (cap_budget__take(r->c->budget, bytes))
+	if (cap_budget__take(r->c->budget, bytes)) {
+		errno = EFBIG;
 		return NULL;
+	}
 	r->kernels[i] = sym_kernel__new(table);
-	if (r->kernels[i])
+	if (r->kernels[i]) {
 		r->charged += bytes;
-	else
+	} else {
 		cap_budget__give(r->c->budget, bytes);
+		errno = ENOMEM;
+	}
 	return r->kernels[i];
 }
 
@@ -238,8 +242,9 @@ int rep_resolver__ids(struct rep_resolver *r, const struct rep_interval *ri, uin
 	uint32_t i;
 	int err;
 
+	/* over the budget: the run ends with the budget's error (run.c), never a wrong name */
 	if (kernel && !ctx)
-		return -ENOMEM;
+		return -errno;
 	for (i = 0; i < n; i++) {
 		/* frames above the leaf are return addresses: the call is the byte before */
 		err = lookup(r, ctx, kernel, first + i > 0, ips[first + i], &ids[i]);
@@ -263,7 +268,7 @@ int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, u
 	int err;
 
 	if (kernel && !ctx)
-		return -ENOMEM;
+		return -errno;
 	err = lookup(r, ctx, kernel, is_return, addr, &id);
 	if (!err)
 		*out = &r->frames[id];

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * run.c: stkreport after option parsing: load every capture given, then one of: --sql/--sqlite
- * (sql.c), --pprof (emit_pprof.c), --diff (diff.c), --svg (emit_svg.c), or the stack output the
- * options pick over all captures merged (emit_*.c); summarise each capture, and name any damage
- * once per file, where the file and offset are known.
+ * run.c: stkreport after option parsing: every capture given goes, one at a time, into one of:
+ * --sql/--sqlite (sql.c), --pprof (emit_pprof.c), --svg (emit_svg.c), or the stack output the
+ * options pick over all captures merged (emit_*.c); or --diff (diff.c) compares two. Then
+ * summarise each capture, and name any damage once per file, where the file and offset are
+ * known.
+ *
+ * Memory: a capture is loaded, added to the output and freed before the next one is loaded; what
+ * stays of it is its summary text. A day of rotated files or a fleet's captures cost what their
+ * distinct stacks and names cost in the output, plus one capture at a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,28 +71,29 @@ static int open_error(const char *path, int err)
 }
 
 /* Warning or error for a capture whose walk ended early. Returns the exit error. */
-static int report_damage(const char *path, const struct rep_capture *c, const struct rep_opts *o)
+static int report_damage(FILE *f, const char *path, const struct rep_capture *c,
+			 const struct rep_opts *o)
 {
 	switch (c->how) {
 	case REP_END_UNCLOSED:
 		/* chunks end on a boundary after kill -9: said even with -q, as a truncation is */
-		fprintf(stderr, "stkreport: %s: not closed, ends after interval %u "
+		fprintf(f, "stkreport: %s: not closed, ends after interval %u "
 			"(the recorder was killed or its disk filled)\n", path, c->nseqs);
 		return 0;
 	case REP_END_TRUNCATED:
 		/* expected after kill -9 or a full disk: what was read is a valid report */
-		fprintf(stderr,
+		fprintf(f,
 			"stkreport: %s: truncated after interval %u (chunk %u at 0x%llx)\n", path,
 			c->nseqs, c->err_chunk, (unsigned long long)c->err_offset);
 		return 0;
 	case REP_END_ERROR:
 		if (c->err == -EFBIG)
 			/* what was read before it is reported, as before damage */
-			fprintf(stderr, "stkreport: %s: chunk %u at 0x%llx: decoded data exceed the %u "
+			fprintf(f, "stkreport: %s: chunk %u at 0x%llx: decoded data exceed the %u "
 				"MiB budget (--max-memory)\n", path, c->err_chunk,
 				(unsigned long long)c->err_offset, o->max_memory_mb);
 		else
-			fprintf(stderr, "stkreport: %s: chunk %u at 0x%llx: %s\n", path, c->err_chunk,
+			fprintf(f, "stkreport: %s: chunk %u at 0x%llx: %s\n", path, c->err_chunk,
 				(unsigned long long)c->err_offset, strerror(-c->err));
 		return c->err;
 	default:
@@ -95,40 +101,248 @@ static int report_damage(const char *path, const struct rep_capture *c, const st
 	}
 }
 
-/* Load every capture given; a file that cannot be opened at all ends the run. */
-static int load_all(const struct rep_opts *o, struct rep_capture **caps)
+/*
+ * Every capture given must open (its header read, nothing decoded) before the first one is
+ * loaded: a misnamed file ends the run before any output is printed, written or sent.
+ */
+static int check_inputs(const struct rep_opts *o)
 {
-	int i;
+	for (int i = 0; i < o->ninputs; i++) {
+		struct cap_reader *r = cap_reader__open(o->inputs[i]);
 
-	for (i = 0; i < o->ninputs; i++) {
-		caps[i] = rep_capture__load(o->inputs[i], o->memory);
-		if (!caps[i])
+		if (!r)
 			return open_error(o->inputs[i], errno);
+		cap_reader__close(r);
 	}
 	return 0;
 }
 
-/* The stack outputs: the emitter the options pick, over every capture merged. */
-static int run_emitter(const struct rep_opts *o, struct rep_capture **caps, struct rep_model *m)
-{
-	const struct emitter *e = rep_pick_emitter(o, caps[0]);
-	int err;
+/* What stays of a capture once its rows went into the output: what is printed after it. */
+struct kept {
+	char *summary;		/* its rep_summary() lines (NULL with -q) */
+	size_t summary_len;
+	char *damage;		/* report_damage()'s line, or empty */
+	size_t damage_len;
+	int damage_err;		/* report_damage()'s exit error */
+	uint64_t events;
+};
 
-	err = rep_emit_many(stdout, (const struct rep_capture *const *)caps, o->inputs,
-			    o->ninputs, o, e, m);
-	if (err)
-		fprintf(stderr, "stkreport: %s: %s\n", err == -EIO ? "standard output" : o->input,
+/* Keep what is printed of capture c after the output, before c is freed. 0 or -ENOMEM. */
+static int keep_capture(struct kept *k, const char *name, const struct rep_capture *c,
+			const struct rep_opts *o)
+{
+	FILE *f;
+
+	k->events = c->events;
+	if (!o->quiet && !o->diff) {	/* --diff prints its own summary of the two */
+		f = open_memstream(&k->summary, &k->summary_len);
+		if (!f)
+			return -ENOMEM;
+		rep_summary(f, name, c, NULL);
+		if (fclose(f))
+			return -ENOMEM;
+	}
+	f = open_memstream(&k->damage, &k->damage_len);
+	if (!f)
+		return -ENOMEM;
+	k->damage_err = report_damage(f, name, c, o);
+	return fclose(f) ? -ENOMEM : 0;
+}
+
+/* The output the captures go to, one at a time. */
+enum output_kind { OUT_LAYOUT, OUT_SVG, OUT_PPROF, OUT_SQL };
+
+struct output {
+	const struct rep_opts *o;
+	enum output_kind kind;
+	struct rep_model *m;		/* the stack layouts' and --svg's model */
+	struct rep_emit_run emit;	/* the stack layouts */
+	struct rep_pprof *pprof;
+	struct rep_sql *sql;
+	uint64_t refused_loading;	/* the budget's refusals while captures were walked */
+};
+
+static enum output_kind output_kind(const struct rep_opts *o)
+{
+	if (o->sql || o->sqlite_out)
+		return OUT_SQL;
+	if (o->pprof_out)
+		return OUT_PPROF;
+	return o->svg_out ? OUT_SVG : OUT_LAYOUT;
+}
+
+/* Errors the output modules do not print themselves (SQL prints its own); what:
+ * what to name first, or NULL. Over the memory budget, the budget is named. */
+static int output_error(const struct output *out, const char *what, int err)
+{
+	if (err == -EFBIG)
+		/* what the output built (the model, the database, the profile) took from the
+		 * budget too; it printed nothing, nor did it write a file */
+		fprintf(stderr, "stkreport: the report exceeds the %u MiB budget (--max-memory)\n",
+			out->o->max_memory_mb);
+	else if (err && out->kind != OUT_SQL)
+		fprintf(stderr, "stkreport: %s%s%s\n", what ? what : "", what ? ": " : "",
 			strerror(-err));
 	return err;
 }
 
-static int run_svg(const struct rep_opts *o, struct rep_capture **caps, struct rep_model *m)
+/*
+ * Set up the output for the first capture (its mode picks the layout and the keying); --pprof's
+ * was made by weigh_captures().
+ */
+static int output_begin(struct output *out, const struct rep_capture *first)
 {
-	int err = emit_svg(NULL, o->svg_out, (const struct rep_capture *const *)caps, o->inputs,
-				o->ninputs, o, m);
+	const struct rep_opts *o = out->o;
+	struct rep_model_cfg cfg;
 
-	if (err)
-		fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, cap_output_strerror(err));
+	switch (out->kind) {
+	case OUT_SQL:
+		out->sql = rep_sql__open(o);
+		return out->sql ? 0 : -errno;
+	case OUT_PPROF:
+		return 0;
+	case OUT_SVG:
+		rep_model_cfg_for(&emit_folded, o, first, &cfg);
+		return rep_model__begin(out->m, o, &cfg);
+	default:
+		/* merged captures of mixed modes take the first one's layout */
+		return rep_emit__begin(&out->emit, stdout, rep_pick_emitter(o, first), first, o,
+				       out->m);
+	}
+}
+
+static int output_add(struct output *out, const struct rep_capture *c, const char *name)
+{
+	switch (out->kind) {
+	case OUT_SQL:
+		return rep_sql__add(out->sql, c, name);
+	case OUT_PPROF:
+		return rep_pprof__add(out->pprof, c, name);
+	case OUT_SVG:
+		return rep_model__add(out->m, c, name);
+	default:
+		return rep_emit__add(&out->emit, c, name);
+	}
+}
+
+/*
+ * Print, write or send what the captures made (unless err, already printed: then only free it),
+ * and return the error. An error of its own is printed here, the budget's in every case.
+ */
+static int output_finish(struct output *out, int err)
+{
+	const struct rep_opts *o = out->o;
+	int in = err;
+
+	switch (out->kind) {
+	case OUT_SQL:
+		if (!err)
+			err = rep_sql__finish(out->sql, stdout, &o, 1);
+		rep_sql__close(out->sql);
+		break;
+	case OUT_PPROF:
+		/* rep_pprof__write() names the file in its errors */
+		if (!err)
+			err = rep_pprof__write(out->pprof, o->pprof_out);
+		rep_pprof__free(out->pprof);
+		break;
+	case OUT_SVG:
+		if (!err)
+			err = rep_model__finish(out->m);
+		if (!err)
+			err = emit_svg(NULL, o->svg_out, out->m, o);
+		if (err && err != -EFBIG && !in)
+			fprintf(stderr, "stkreport: %s: %s\n", o->svg_out, cap_output_strerror(err));
+		break;
+	default:
+		err = rep_emit__finish(&out->emit, err);
+		if (err && !in && err != -EFBIG)
+			output_error(out, err == -EIO ? "standard output" : NULL, err);
+	}
+	if (err == -EFBIG)
+		output_error(out, NULL, err);
+	return err;
+}
+
+/*
+ * The captures, loaded one at a time: each goes into the output, leaves what is printed of it
+ * after the output in kept[i], and is freed before the next is loaded, so that the run holds
+ * one decoded capture at a time, whatever their number. Errors are printed.
+ */
+static int stream_captures(const struct rep_opts *o, struct output *out, struct kept *kept)
+{
+	int err = 0, i;
+
+	for (i = 0; i < o->ninputs && !err; i++) {
+		uint64_t refused = o->memory->refused;
+		struct rep_capture *c = rep_capture__load(o->inputs[i], o->memory);
+
+		if (!c)
+			return open_error(o->inputs[i], errno);
+		out->refused_loading += o->memory->refused - refused;
+		if (!i) {
+			err = output_begin(out, c);
+			if (err && err != -EFBIG)
+				output_error(out, NULL, err);
+		}
+		if (!err) {
+			err = output_add(out, c, o->inputs[i]);
+			if (err && err != -EFBIG)
+				output_error(out, o->inputs[i], err);
+		}
+		if (!err)
+			err = keep_capture(&kept[i], o->inputs[i], c, o);
+		rep_capture__free(c);
+	}
+	return err;
+}
+
+/*
+ * --pprof's first pass: each capture weighed (rep_pprof__weigh()), one at a time, before the
+ * rows of any go in. The second loads each capture again: twice the reading, not the memory.
+ */
+static int weigh_captures(const struct rep_opts *o, struct output *out)
+{
+	int err = 0;
+
+	out->pprof = rep_pprof__new(o);
+	if (!out->pprof)
+		return output_error(out, NULL, -errno);
+	for (int i = 0; i < o->ninputs && !err && !o->kernel_only; i++) {
+		uint64_t refused = o->memory->refused;
+		struct rep_capture *c = rep_capture__load(o->inputs[i], o->memory);
+
+		if (!c)
+			return open_error(o->inputs[i], errno);
+		/* what loading refuses is said as damage, after the second pass */
+		out->refused_loading += o->memory->refused - refused;
+		err = rep_pprof__weigh(out->pprof, c);
+		if (err)
+			output_error(out, o->inputs[i], err);
+		rep_capture__free(c);
+	}
+	return err;
+}
+
+/* --diff: its two captures at once (diff.c compares their models). */
+static int run_diff(const struct rep_opts *o, struct kept *kept, struct rep_model *m,
+		    uint64_t *refused_loading)
+{
+	struct rep_capture *caps[2] = { NULL, NULL };
+	int err = 0, i;
+
+	for (i = 0; i < 2 && !err; i++) {
+		caps[i] = rep_capture__load(o->inputs[i], o->memory);
+		if (!caps[i])
+			err = open_error(o->inputs[i], errno);
+	}
+	*refused_loading = o->memory->refused;
+	if (!err)
+		err = rep_diff_run(caps, o->inputs, o, m);
+	for (i = 0; i < 2 && !err; i++)
+		err = keep_capture(&kept[i], o->inputs[i], caps[i], o);
+	for (i = 0; i < 2; i++)
+		rep_capture__free(caps[i]);
 	return err;
 }
 
@@ -151,6 +365,33 @@ static int report_budgets(const struct rep_opts *o, uint64_t refused_at_load)
 	return 0;
 }
 
+/* After the output: the kept summaries, the merged model's lines, then every damaged capture. */
+static int print_kept(const struct rep_opts *o, const struct kept *kept,
+		      const struct rep_model *m)
+{
+	uint64_t total = 0;
+	int err = 0, i;
+
+	for (i = 0; i < o->ninputs; i++) {
+		if (kept[i].summary_len)
+			fwrite(kept[i].summary, 1, kept[i].summary_len, stderr);
+		total = rep_count_add(total, kept[i].events, NULL);
+	}
+	if (!o->quiet && !o->diff) {
+		rep_summary_unnamed(stderr, m);
+		if (!o->sql && !o->sqlite_out && !o->pprof_out)
+			rep_summary_filtered(stderr, o, total, m);
+	}
+	/* every damaged capture is named; the first error decides the exit status */
+	for (i = 0; i < o->ninputs; i++) {
+		if (kept[i].damage_len)
+			fwrite(kept[i].damage, 1, kept[i].damage_len, stderr);
+		if (kept[i].damage_err && !err)
+			err = kept[i].damage_err;
+	}
+	return err;
+}
+
 int rep_run(const struct rep_opts *opts)
 {
 	struct cap_budget memory = { .limit = (uint64_t)opts->max_memory_mb << 20 };
@@ -158,57 +399,42 @@ int rep_run(const struct rep_opts *opts)
 	struct rep_opts run_opts = *opts;
 	const struct rep_opts *o = &run_opts;
 	struct rep_model m = { 0 };
-	struct rep_capture **caps;
-	uint64_t refused_at_load;
+	struct output out = { .o = o, .m = &m };
+	struct kept *kept;
 	int err, i;
 
 	run_opts.memory = &memory;
 	run_opts.debug = &debug;
-	caps = calloc(o->ninputs, sizeof(*caps));
-	if (!caps) {
+	kept = calloc(o->ninputs, sizeof(*kept));
+	if (!kept) {
 		fprintf(stderr, "stkreport: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	err = load_all(o, caps);
+	out.kind = output_kind(o);
+	err = check_inputs(o);
+	if (!err && o->diff) {
+		err = run_diff(o, kept, &m, &out.refused_loading);
+	} else if (!err) {
+		if (out.kind == OUT_PPROF)
+			err = weigh_captures(o, &out);
+		if (!err)
+			err = stream_captures(o, &out, kept);
+		/* an error the loop printed ends the run: the output only frees what it made */
+		err = output_finish(&out, err);
+	}
 	if (err)
 		goto out;
-	refused_at_load = memory.refused;
-	if (o->sql || o->sqlite_out)
-		err = rep_sql_run(stdout, caps, o->inputs, o->ninputs, o);
-	else if (o->pprof_out)
-		err = rep_pprof_write(o->pprof_out, caps, o->ninputs, o);
-	else if (o->diff)
-		err = rep_diff_run(caps, o->inputs, o, &m);
-	else if (o->svg_out)
-		err = run_svg(o, caps, &m);
-	else
-		err = run_emitter(o, caps, &m);
-	if (err)
-		goto out;
-	if (!o->quiet) {
-		/* --diff printed its own summary of the two captures */
-		for (i = 0; i < o->ninputs && !o->diff; i++)
-			rep_summary(stderr, o->inputs[i], caps[i], o->ninputs == 1 ? &m : NULL);
-		if (o->ninputs > 1 && !o->diff)
-			rep_summary_unnamed(stderr, &m);
-		if (!o->sql && !o->sqlite_out && !o->pprof_out && !o->diff)
-			rep_summary_filtered(stderr, o, caps, o->ninputs, &m);
-	}
-	/* every damaged capture is named; the first error decides the exit status */
-	for (i = 0; i < o->ninputs; i++) {
-		int e = report_damage(o->inputs[i], caps[i], o);
-
-		if (e && !err)
-			err = e;
-	}
-	i = report_budgets(o, refused_at_load);
+	err = print_kept(o, kept, &m);
+	i = report_budgets(o, out.refused_loading);
 	if (i && !err)
 		err = i;
 out:
 	rep_model__clear(&m);
-	for (i = 0; i < o->ninputs; i++)
-		rep_capture__free(caps[i]);
-	free(caps);
+	for (i = 0; i < o->ninputs; i++) {
+		free(kept[i].summary);
+		free(kept[i].damage);
+	}
+	free(kept);
 	return err;
 }
 
@@ -271,6 +497,7 @@ static int fuzz_outputs(struct rep_capture *c, struct rep_capture *other, FILE *
 	/* --svg: one capture with -U and --max-depth, two merged with --by capture */
 	for (i = 0; i < 2 && !err && (what & REP_FUZZ_OUTPUTS); i++) {
 		struct rep_model m = { 0 };
+		struct rep_model_cfg cfg;
 
 		o = (struct rep_opts){ .input = "fuzz", .no_objects = true, .svg_out = "-",
 				       .memory = memory };
@@ -280,18 +507,22 @@ static int fuzz_outputs(struct rep_capture *c, struct rep_capture *other, FILE *
 		} else {
 			o.by = REP_BY_CAPTURE;
 		}
-		err = emit_svg(sink, NULL, (const struct rep_capture *const *)(i ? pair : &c), names,
-			       i ? 2 : 1, &o, &m);
+		rep_model_cfg_for(&emit_folded, &o, c, &cfg);
+		err = rep_model__build_many(&m, (const struct rep_capture *const *)(i ? pair : &c),
+					    names, i ? 2 : 1, &o, &cfg);
+		if (!err)
+			err = emit_svg(sink, NULL, &m, &o);
 		rep_model__clear(&m);
 	}
-	/* --pprof: one capture; two merged, kernel stacks only */
+	/* --pprof: one capture; two merged, kernel stacks only, a capture label each */
 	o = (struct rep_opts){ .input = "fuzz", .no_objects = true, .pprof_out = "-",
 			       .memory = memory };
 	if (!err && (what & REP_FUZZ_OUTPUTS))
-		err = rep_pprof_emit(sink, &c, 1, &o);
+		err = rep_pprof_emit(sink, &c, &names[1], 1, &o);
 	o.kernel_only = true;
+	o.by = REP_BY_CAPTURE;
 	if (!err && (what & REP_FUZZ_OUTPUTS))
-		err = rep_pprof_emit(sink, pair, 2, &o);
+		err = rep_pprof_emit(sink, pair, names, 2, &o);
 	/* --sql: both captures loaded, then one query per printer (table, CSV, JSON) */
 	if (!err && (what & REP_FUZZ_SQL))
 		err = rep_sql_run_many(sink, pair, names, 2, queries, 3);

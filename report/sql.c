@@ -805,41 +805,48 @@ static int exec(sqlite3 *db, const char *sql, const char *what)
 	return rc == SQLITE_INTERRUPT ? -EINTR : -EIO;
 }
 
-static int load(sqlite3 *db, struct rep_capture **caps, const char **names, int n,
-		const struct rep_opts *o)
+/* The database being loaded: a loader and its statements over an in-memory SQLite. */
+struct rep_sql {
+	struct loader l;
+	const struct rep_opts *o;
+};
+
+/* The loader's memory (statements are finalized by the caller). */
+static void loader_free(struct loader *l)
 {
-	struct loader l = { .db = db, .o = o };
+	loader_reset(l);
+	free(l->stacks);
+	free(l->stack_ids);
+	free(l->stack_counts);
+	free(l->fnames);
+	free(l->procs);
+	rep_strtab__clear(&l->objects);
+}
+
+/* An ENOMEM of the loader is said here; SQLite's errors were said where they happened. */
+static int load_error(int err)
+{
+	if (err == -ENOMEM)
+		fprintf(stderr, "stkreport: --sql: %s\n", strerror(ENOMEM));
+	return err;
+}
+
+static int load_begin(struct loader *l)
+{
 	int err, i;
 
 	/* nothing to recover if loading fails half way: no journal, no syncs */
-	err = exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", "set up");
+	err = exec(l->db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", "set up");
 	if (!err)
-		err = exec(db, schema, "create schema");
+		err = exec(l->db, schema, "create schema");
 	if (!err)
-		err = exec(db, "BEGIN", "begin");
+		err = exec(l->db, "BEGIN", "begin");
 	for (i = 0; !err && i < ST__COUNT; i++)
-		if (sqlite3_prepare_v3(db, insert_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &l.st[i],
+		if (sqlite3_prepare_v3(l->db, insert_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &l->st[i],
 				       NULL) != SQLITE_OK)
-			err = db_error(db, "prepare");
+			err = db_error(l->db, "prepare");
 	if (!err)
-		err = object_id(&l, NULL, 0, "[kernel.kallsyms]", &l.kernel_object);
-	for (i = 0; !err && i < n; i++)
-		err = load_capture(&l, caps[i], names[i]);
-	if (!err)
-		err = exec(db, finish_sql, "index");
-	if (!err)
-		err = exec(db, "COMMIT", "commit");
-	if (err == -ENOMEM)
-		fprintf(stderr, "stkreport: --sql: %s\n", strerror(ENOMEM));
-	for (i = 0; i < ST__COUNT; i++)
-		sqlite3_finalize(l.st[i]);
-	loader_reset(&l);
-	free(l.stacks);
-	free(l.stack_ids);
-	free(l.stack_counts);
-	free(l.fnames);
-	free(l.procs);
-	rep_strtab__clear(&l.objects);
+		err = object_id(l, NULL, 0, "[kernel.kallsyms]", &l->kernel_object);
 	return err;
 }
 
@@ -1354,30 +1361,72 @@ out:
 	return err;
 }
 
-int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, int n,
-		     const struct rep_opts *const *qs, int nq)
-{
-	const struct rep_opts *o = qs[0];
-	struct guard g = { "" };
-	bool locked = false;
-	sqlite3 *db = NULL;
-	int err, i;
+/* ---- the database, a capture at a time ------------------------------------------------------ */
 
+struct rep_sql *rep_sql__open(const struct rep_opts *o)
+{
+	struct rep_sql *q = calloc(1, sizeof(*q));
+	int err;
+
+	if (!q) {
+		fprintf(stderr, "stkreport: --sql: %s\n", strerror(ENOMEM));
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->o = o;
+	q->l.o = o;
 	/* one thread: no mutexes */
-	if (sqlite3_open_v2(":memory:", &db,
+	if (sqlite3_open_v2(":memory:", &q->l.db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		fprintf(stderr, "stkreport: --sql: %s\n",
-			db ? sqlite3_errmsg(db) : "out of memory");
-		err = -ENOMEM;
-		goto out;
+			q->l.db ? sqlite3_errmsg(q->l.db) : "out of memory");
+		rep_sql__close(q);
+		errno = ENOMEM;
+		return NULL;
 	}
 	/* Ctrl-C: main.c's handler sets the flag, the engine polls it every 1000 steps */
 	if (o->interrupted)
-		sqlite3_progress_handler(db, 1000, check_interrupt, (void *)o->interrupted);
-	err = load(db, caps, names, n, o);
-	if (!err && o->sqlite_out)
-		err = write_db(db, o->sqlite_out);
+		sqlite3_progress_handler(q->l.db, 1000, check_interrupt, (void *)o->interrupted);
+	err = load_error(load_begin(&q->l));
+	if (err) {
+		rep_sql__close(q);
+		errno = -err;
+		return NULL;
+	}
+	return q;
+}
+
+int rep_sql__add(struct rep_sql *q, const struct rep_capture *c, const char *name)
+{
+	return load_error(load_capture(&q->l, c, name));
+}
+
+void rep_sql__close(struct rep_sql *q)
+{
+	int i;
+
+	if (!q)
+		return;
+	for (i = 0; i < ST__COUNT; i++)
+		sqlite3_finalize(q->l.st[i]);
+	loader_free(&q->l);
+	sqlite3_close(q->l.db);
+	free(q);
+}
+
+int rep_sql__finish(struct rep_sql *q, FILE *out, const struct rep_opts *const *qs, int nq)
+{
+	sqlite3 *db = q->l.db;
+	struct guard g = { "" };
+	bool locked = false;
+	int err, i;
+
+	err = exec(db, finish_sql, "index");
+	if (!err)
+		err = exec(db, "COMMIT", "commit");
+	if (!err && q->o->sqlite_out)
+		err = write_db(db, q->o->sqlite_out);
 	for (i = 0; i < nq && !err; i++) {
 		if (!qs[i]->sql)
 			continue;
@@ -1389,13 +1438,19 @@ int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, i
 		if (!err)
 			err = run_query(out, db, &g, qs[i]);
 	}
-out:
-	sqlite3_close(db);
 	return err;
 }
 
-int rep_sql_run(FILE *out, struct rep_capture **caps, const char **names, int n,
-		const struct rep_opts *o)
+int rep_sql_run_many(FILE *out, struct rep_capture **caps, const char **names, int n,
+		     const struct rep_opts *const *qs, int nq)
 {
-	return rep_sql_run_many(out, caps, names, n, &o, 1);
+	struct rep_sql *q = rep_sql__open(qs[0]);
+	int err = q ? 0 : -errno, i;
+
+	for (i = 0; i < n && !err; i++)
+		err = rep_sql__add(q, caps[i], names[i]);
+	if (!err)
+		err = rep_sql__finish(q, out, qs, nq);
+	rep_sql__close(q);
+	return err;
 }

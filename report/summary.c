@@ -231,16 +231,11 @@ void rep_summary_unnamed(FILE *out, const struct rep_model *m)
 	print_unnamed(out, m);
 }
 
-void rep_summary_filtered(FILE *out, const struct rep_opts *o, struct rep_capture *const *caps,
-			  int n, const struct rep_model *m)
+void rep_summary_filtered(FILE *out, const struct rep_opts *o, uint64_t total,
+			  const struct rep_model *m)
 {
-	uint64_t total = 0;
-	int i;
-
 	if (!o->npids && !o->comm && !o->probe && !o->grep && o->time_from.kind == REP_TIME_NONE &&
 	    o->time_to.kind == REP_TIME_NONE)
 		return;
-	for (i = 0; i < n; i++)
-		total = rep_count_add(total, caps[i]->events, NULL);
 	fprintf(out, "# filters kept %" PRIu64 " of %" PRIu64 " events\n", m->kept_events, total);
 }

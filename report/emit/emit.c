@@ -44,35 +44,52 @@ void rep_model_cfg_for(const struct emitter *e, const struct rep_opts *o,
 	e->configure(o, cfg->profile, cfg);
 }
 
-int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
-	     const struct emitter *e, struct rep_model *m)
+int rep_emit__begin(struct rep_emit_run *r, FILE *out, const struct emitter *e,
+		    const struct rep_capture *first, const struct rep_opts *o, struct rep_model *m)
 {
 	struct rep_model_cfg cfg;
 	int err;
 
-	rep_model_cfg_for(e, o, c, &cfg);
-	err = rep_model__build(m, c, o, &cfg);
-	if (err)
+	*r = (struct rep_emit_run){ .out = out, .e = e, .o = o, .m = m };
+	rep_model_cfg_for(e, o, first, &cfg);
+	err = rep_model__begin(m, o, &cfg);
+	if (err || !e->stream_new)
 		return err;
-	err = e->emit(out, m, c, o);
-	if (!err && (fflush(out) || ferror(out)))
+	r->stream = e->stream_new(out, o);
+	return r->stream ? 0 : -errno;
+}
+
+int rep_emit__add(struct rep_emit_run *r, const struct rep_capture *c, const char *name)
+{
+	int err = rep_model__add(r->m, c, name);
+
+	if (!err && r->stream)
+		err = r->e->stream_add(r->stream, c);
+	return err;
+}
+
+int rep_emit__finish(struct rep_emit_run *r, int err)
+{
+	if (!err)
+		err = rep_model__finish(r->m);
+	if (!err)
+		err = r->e->emit(r->out, r->m, r->o);
+	if (r->stream)
+		r->e->stream_free(r->stream);
+	r->stream = NULL;
+	if (!err && (fflush(r->out) || ferror(r->out)))
 		err = -EIO;
 	return err;
 }
 
-int rep_emit_many(FILE *out, const struct rep_capture *const *caps, const char *const *names,
-		  uint32_t n, const struct rep_opts *o, const struct emitter *e, struct rep_model *m)
+int rep_emit(FILE *out, const struct rep_capture *c, const struct rep_opts *o,
+	     const struct emitter *e, struct rep_model *m)
 {
-	struct rep_model_cfg cfg;
+	struct rep_emit_run r;
 	int err;
 
-	/* merged captures of mixed modes take the first one's layout */
-	rep_model_cfg_for(e, o, caps[0], &cfg);
-	err = rep_model__build_many(m, caps, names, n, o, &cfg);
-	if (err)
-		return err;
-	err = e->emit(out, m, caps[0], o);
-	if (!err && (fflush(out) || ferror(out)))
-		err = -EIO;
-	return err;
+	err = rep_emit__begin(&r, out, e, c, o, m);
+	if (!err)
+		err = rep_emit__add(&r, c, o->input ? o->input : "?");
+	return rep_emit__finish(&r, err);
 }

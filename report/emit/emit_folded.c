@@ -134,8 +134,7 @@ static int folded_stack(FILE *out, const struct rep_model *m, const struct rep_o
 	return 0;
 }
 
-static int folded_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-		       const struct rep_opts *o)
+static int folded_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
 {
 	struct emit_path_elem *buf = NULL;
 	uint32_t s, i = 0, cap = 0;

@@ -150,8 +150,7 @@ static void json_stack(FILE *out, const struct rep_model *m, const struct rep_op
 	fputs("]}", out);
 }
 
-static int json_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-		     const struct rep_opts *o)
+static int json_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
 {
 	uint32_t i;
 

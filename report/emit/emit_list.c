@@ -18,8 +18,8 @@ static const char *str(const struct rep_model *m, uint32_t id)
 }
 
 /* Everything before the stacks of section s: stackcount's print(), then the -T time. */
-static void section_head(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-			 const struct rep_opts *o, uint32_t s)
+static void section_head(FILE *out, const struct rep_model *m, const struct rep_opts *o,
+			 uint32_t s)
 {
 	char t[32];
 
@@ -125,15 +125,14 @@ static void profile_stack(FILE *out, const struct rep_model *m, const struct rep
 	fprintf(out, "        %" PRIu64 "\n\n", st->count);
 }
 
-static int emit_sections(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-			 const struct rep_opts *o,
+static int emit_sections(FILE *out, const struct rep_model *m, const struct rep_opts *o,
 			 void (*stack)(FILE *, const struct rep_model *, const struct rep_opts *,
 				       const struct rep_stack *))
 {
 	uint32_t s, i = 0;
 
 	for (s = 0; s < m->nsections; s++) {
-		section_head(out, m, c, o, s);
+		section_head(out, m, o, s);
 		for (; i < m->nstacks && m->stacks[i].section == s; i++) {
 			group_head(out, m, o, i ? &m->stacks[i - 1] : NULL, &m->stacks[i]);
 			stack(out, m, o, &m->stacks[i]);
@@ -142,16 +141,14 @@ static int emit_sections(FILE *out, const struct rep_model *m, const struct rep_
 	return 0;
 }
 
-static int stackcount_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-			   const struct rep_opts *o)
+static int stackcount_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
 {
-	return emit_sections(out, m, c, o, stackcount_stack);
+	return emit_sections(out, m, o, stackcount_stack);
 }
 
-static int profile_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-			const struct rep_opts *o)
+static int profile_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
 {
-	return emit_sections(out, m, c, o, profile_stack);
+	return emit_sections(out, m, o, profile_stack);
 }
 
 const struct emitter emit_stackcount = {

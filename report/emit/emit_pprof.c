@@ -12,9 +12,14 @@
  * inlined ones first (innermost first, as profile.proto says: the last line is the caller the
  * others were inlined into); a function per (name, source file); a mapping per executable
  * mapping seen (start, end, offset, object), plus one for the kernel. Samples with the same
- * locations and labels (pid, tid, comm, probe) merge across intervals. The filters (--pid,
- * --comm, --probe, --time, --grep, --max-depth) choose rows and frames as in every output; a
- * stack --max-depth cuts keeps whole locations (an address and the functions inlined at it).
+ * locations and labels (pid, tid, comm, probe) merge across intervals and captures. The filters
+ * (--pid, --comm, --probe, --time, --grep, --max-depth) choose rows and frames as in every
+ * output; a stack --max-depth cuts keeps whole locations (an address and the functions inlined
+ * at it).
+ *
+ * Captures come one at a time, and nothing of one is kept but the profile's tables: a first
+ * pass weighs each (rep_pprof__weigh(): which process is the profile's main one, see
+ * main_mapping_first()), the second adds its rows (rep_pprof__add()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -126,9 +131,30 @@ struct sample {
 	uint64_t value;
 };
 
-struct builder {
+/* What the first capture says the values are (put_types()), and the span of all of them. */
+struct profile_kind {
+	bool offcpu;		/* meta weight=us */
+	bool timed;		/* a sampling capture (rep_capture_is_profile()) */
+	char event[64];		/* its sampling event (sampled_event()) */
+	int64_t period, freq;	/* meta period and freq_hz, 0 when absent or negative */
+	int64_t first_ns, last_ns;	/* wall times; first_ns INT64_MAX when none is known */
+};
+
+/* The main process's executable mapping, copied from its capture (rep_pprof__weigh()). */
+struct main_map {
+	struct cap_mapping map;	/* map.path points to path */
+	char path[4096];
+	uint64_t count;		/* its process's weight */
+	bool set;
+};
+
+struct rep_pprof {
 	const struct rep_opts *o;
 	struct rep_filter *filter;
+	uint32_t ncaps;			/* captures added */
+	uint32_t nweighed;		/* captures weighed */
+	struct profile_kind kind;
+	struct main_map main;
 	struct rep_strtab strs;		/* the string table: id 0 is "" */
 	struct rep_strtab keys;		/* "kind:..." keys of functions, mappings, locations */
 	uint32_t *key_ids;		/* key id -> function, mapping or location id */
@@ -147,7 +173,7 @@ struct builder {
 	char key[8192];
 };
 
-static int64_t str_id(struct builder *b, const char *s)
+static int64_t str_id(struct rep_pprof *b, const char *s)
 {
 	return rep_strtab__intern(&b->strs, s ? s : "");
 }
@@ -156,7 +182,7 @@ static int64_t str_id(struct builder *b, const char *s)
  * Look key up: *id is its object's id and the return value 0 when known; 1 when new (the caller
  * then writes the object with id *id = ++*counter); -ENOMEM.
  */
-static int key_lookup(struct builder *b, uint32_t *counter, uint32_t *id)
+static int key_lookup(struct rep_pprof *b, uint32_t *counter, uint32_t *id)
 {
 	uint32_t before = b->keys.n;
 	int64_t k = rep_strtab__intern(&b->keys, b->key);
@@ -180,7 +206,7 @@ static int key_lookup(struct builder *b, uint32_t *counter, uint32_t *id)
 	return 1;
 }
 
-static int function_id(struct builder *b, const char *name, const char *file, uint32_t *id)
+static int function_id(struct rep_pprof *b, const char *name, const char *file, uint32_t *id)
 {
 	int64_t n, f;
 	int err;
@@ -202,7 +228,7 @@ static int function_id(struct builder *b, const char *name, const char *file, ui
 	return 0;
 }
 
-static int put_mapping(struct builder *b, uint32_t id, uint64_t start, uint64_t limit,
+static int put_mapping(struct rep_pprof *b, uint32_t id, uint64_t start, uint64_t limit,
 		       uint64_t off, const char *path, const char *build_id)
 {
 	int64_t f = str_id(b, path), bid = str_id(b, build_id);
@@ -239,7 +265,7 @@ static const struct cap_mapping *find_map(const struct cap_process *p, uint64_t 
 }
 
 /* pprof mapping id of a user address (0 when outside every mapping) */
-static int mapping_id(struct builder *b, const struct cap_process *p, uint64_t addr,
+static int mapping_id(struct rep_pprof *b, const struct cap_process *p, uint64_t addr,
 		      uint32_t *id)
 {
 	const struct cap_mapping *m = find_map(p, addr);
@@ -262,7 +288,7 @@ static int mapping_id(struct builder *b, const struct cap_process *p, uint64_t a
 
 /* The kernel's mapping, made when a kernel frame first needs it: pprof takes mapping 1 as
  * the profile's main binary. */
-static int kernel_mapping_id(struct builder *b, uint32_t *id)
+static int kernel_mapping_id(struct rep_pprof *b, uint32_t *id)
 {
 	int err = 0;
 
@@ -274,8 +300,8 @@ static int kernel_mapping_id(struct builder *b, uint32_t *id)
 	return err;
 }
 
-/* The mapping of p's executable, made before any other (main_mapping_first()). */
-static int exe_mapping(struct builder *b, const struct cap_process *p)
+/* The mapping of p's executable, made before any other (put_main_mapping()). */
+static int exe_mapping(struct rep_pprof *b, const struct cap_process *p)
 {
 	uint32_t id;
 
@@ -285,7 +311,7 @@ static int exe_mapping(struct builder *b, const struct cap_process *p)
 	return 0;
 }
 
-static int add_line(struct builder *b, const char *name, const char *file, uint32_t line)
+static int add_line(struct rep_pprof *b, const char *name, const char *file, uint32_t line)
 {
 	uint32_t fid;
 	int err = function_id(b, name, file, &fid);
@@ -299,7 +325,7 @@ static int add_line(struct builder *b, const char *name, const char *file, uint3
 }
 
 /* pprof location id of one frame */
-static int location_id(struct builder *b, const struct rep_frame_info *f, uint32_t mapping,
+static int location_id(struct rep_pprof *b, const struct rep_frame_info *f, uint32_t mapping,
 		       uint64_t addr, uint32_t *id)
 {
 	uint32_t i;
@@ -328,7 +354,7 @@ static int location_id(struct builder *b, const struct rep_frame_info *f, uint32
 	return 0;
 }
 
-static int reserve_locs(struct builder *b, uint32_t n)
+static int reserve_locs(struct rep_pprof *b, uint32_t n)
 {
 	uint32_t *v;
 
@@ -363,7 +389,7 @@ static uint32_t frames_at(const struct rep_frame_info *f)
  * How many addresses of s are shown: all, or under --max-depth N those whose frames fit in N
  * (innermost first), and at least one.
  */
-static int shown_ips(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+static int shown_ips(struct rep_pprof *b, struct rep_resolver *r, const struct rep_interval *ri,
 		     uint32_t row, bool kernel, const struct cap_stack *s, uint32_t *n)
 {
 	uint32_t frames = 0, i;
@@ -387,7 +413,7 @@ static int shown_ips(struct builder *b, struct rep_resolver *r, const struct rep
 }
 
 /* --grep: whether a frame of the side's shown addresses matches (1), or not (0); -ENOMEM. */
-static int side_matches(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+static int side_matches(struct rep_pprof *b, struct rep_resolver *r, const struct rep_interval *ri,
 			uint32_t row, bool kernel)
 {
 	const struct cap_stack *s = side_stack(ri, row, kernel);
@@ -408,7 +434,7 @@ static int side_matches(struct builder *b, struct rep_resolver *r, const struct 
 	return err;
 }
 
-static int add_stack(struct builder *b, struct rep_resolver *r, const struct rep_interval *ri,
+static int add_stack(struct rep_pprof *b, struct rep_resolver *r, const struct rep_interval *ri,
 		     uint32_t row, bool kernel, uint32_t *nlocs)
 {
 	const struct cap_stack *s = side_stack(ri, row, kernel);
@@ -439,7 +465,7 @@ static int add_stack(struct builder *b, struct rep_resolver *r, const struct rep
 }
 
 struct sample_key {
-	const struct builder *b;
+	const struct rep_pprof *b;
 	const struct sample *s;
 };
 
@@ -453,7 +479,7 @@ static bool sample_eq(const void *ctx, uint32_t val)
 	       (!a->nlocs || !memcmp(a->locs, c->locs, a->nlocs * sizeof(*a->locs)));
 }
 
-static int merge_sample(struct builder *b, struct sample *s)
+static int merge_sample(struct rep_pprof *b, struct sample *s)
 {
 	struct sample_key key = { b, s };
 	uint64_t h = rep_hash_u64(rep_hash_u64(s->pid, s->tid), (uint64_t)s->comm << 32 | s->probe);
@@ -486,7 +512,7 @@ static int merge_sample(struct builder *b, struct sample *s)
 	return 0;
 }
 
-static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_capture *c,
+static int add_row(struct rep_pprof *b, struct rep_resolver *r, const struct rep_capture *c,
 		   const struct rep_interval *ri, uint32_t row)
 {
 	const struct cap_row *cr = &ri->iv->rows[row];
@@ -526,7 +552,7 @@ static int add_row(struct builder *b, struct rep_resolver *r, const struct rep_c
 }
 
 /* Whether row `row` of ri passes the row filters (--pid, --comm, --probe, --time). */
-static bool row_kept(const struct builder *b, const struct rep_interval *ri, uint32_t row)
+static bool row_kept(const struct rep_pprof *b, const struct rep_interval *ri, uint32_t row)
 {
 	const struct cap_row *cr = &ri->iv->rows[row];
 	char comm[CAP_COMM_LEN + 1];
@@ -536,12 +562,59 @@ static bool row_kept(const struct builder *b, const struct rep_interval *ri, uin
 	return rep_filter__row(b->filter, ri, cr, comm);
 }
 
-static int add_capture(struct builder *b, const struct rep_capture *c)
+/* The sampling event of a profile capture (meta event; cpu-clock before stkrec wrote it). */
+static const char *sampled_event(const struct rep_capture *c)
 {
-	struct rep_resolver *r = rep_resolver__new(c, b->o, REP_RESOLVE_LINES);
+	const char *e = c->meta ? cap_meta_get(c->meta, "event") : NULL;
+
+	return e && *e ? e : "cpu-clock";
+}
+
+/* The first capture decides the sample types; every capture widens the profile's span. */
+static void note_capture(struct rep_pprof *b, const struct rep_capture *c)
+{
+	struct profile_kind *k = &b->kind;
+	int64_t start, w;
+	uint64_t end;
+
+	if (!b->ncaps++) {
+		k->offcpu = rep_capture_weight_us(c);
+		k->timed = rep_capture_is_profile(c);
+		snprintf(k->event, sizeof(k->event), "%s", sampled_event(c));
+		if (!rep_capture_meta_i64(c, "period", &k->period) || k->period < 0)
+			k->period = 0;
+		if (!rep_capture_meta_i64(c, "freq_hz", &k->freq) || k->freq < 0)
+			k->freq = 0;
+	}
+	if (!rep_capture_start_ns(c, &start))
+		return;
+	if (!rep_capture_end_ns(c, &end))
+		end = start;
+	if (rep_capture_wall_ns(c, start, &w) && w < k->first_ns)
+		k->first_ns = w;
+	if (rep_capture_wall_ns(c, end, &w) && w > k->last_ns)
+		k->last_ns = w;
+}
+
+/* Before the first capture's rows: the main process's executable as mapping 1. */
+static int put_main_mapping(struct rep_pprof *b)
+{
+	struct cap_process p = { .exe = b->main.path, .nmaps = 1, .maps = &b->main.map };
+
+	return b->main.set && !b->ncaps ? exe_mapping(b, &p) : 0;
+}
+
+int rep_pprof__add(struct rep_pprof *b, const struct rep_capture *c, const char *name)
+{
+	struct rep_resolver *r;
 	uint32_t i, row;
 	int err;
 
+	err = put_main_mapping(b);
+	if (err)
+		return err;
+	note_capture(b, c);
+	r = rep_resolver__new(c, b->o, REP_RESOLVE_LINES);
 	if (!r)
 		return -ENOMEM;
 	err = rep_filter__capture(b->filter, c);
@@ -626,46 +699,61 @@ static bool capture_for_one_process(const struct rep_capture *c, uint32_t *pid)
 	return true;
 }
 
+/* Keep a copy of p's executable mapping as the main one, weighing count. */
+static void keep_main(struct rep_pprof *b, const struct cap_process *p, uint64_t count)
+{
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		if (!p->maps[i].path || strcmp(p->maps[i].path, p->exe))
+			continue;
+		b->main.map = p->maps[i];
+		snprintf(b->main.path, sizeof(b->main.path), "%s", p->exe);
+		b->main.map.path = b->main.path;
+		b->main.count = count;
+		b->main.set = true;
+		return;
+	}
+}
+
 /*
  * pprof names a profile after its first mapping (go tool pprof's "File:"): make it the
  * executable of the profile's main process. That is the process a capture was made for (-p PID,
  * -- COMMAND), else the one with the most weight in the rows kept, the first capture's first on
- * a tie; none when no user frame is shown.
+ * a tie; none when no user frame is shown. A process is weighed within its capture (pids of
+ * different captures are different processes), so each capture is weighed alone, and the
+ * winner's mapping copied: the capture is freed before the next is weighed.
  */
-static int main_mapping_first(struct builder *b, struct rep_capture **caps, int n)
+int rep_pprof__weigh(struct rep_pprof *b, const struct rep_capture *c)
 {
 	struct weights ws = { 0 };
-	const struct weight *best = NULL;
-	uint32_t pid;
+	uint32_t pid = 0, k = b->nweighed++;
+	bool one;
 	int err = 0;
 
-	for (int k = 0; k < n && !err && !b->o->kernel_only; k++) {
-		const struct rep_capture *c = caps[k];
-		bool one = capture_for_one_process(c, &pid);
+	if (b->o->kernel_only)
+		return 0;
+	one = capture_for_one_process(c, &pid);
+	err = rep_filter__capture(b->filter, c);
+	for (uint32_t i = 0; i < c->nintervals && !err; i++) {
+		const struct rep_interval *ri = &c->intervals[i];
 
-		err = rep_filter__capture(b->filter, c);
-		for (uint32_t i = 0; i < c->nintervals && !err; i++) {
-			const struct rep_interval *ri = &c->intervals[i];
+		if (!rep_filter__interval(b->filter, ri))
+			continue;
+		for (uint32_t row = 0; row < ri->iv->nrows && !err; row++) {
+			const struct cap_row *cr = &ri->iv->rows[row];
+			const struct cap_process *p = ri->procs[row];
+			struct weight w = { k, cr->pid, cr->count, p && p->exe ? p : NULL };
 
-			if (!rep_filter__interval(b->filter, ri))
+			if (cr->ustack == CAP_NO_STACK || !row_kept(b, ri, row) ||
+			    (one && cr->pid != pid))
 				continue;
-			for (uint32_t row = 0; row < ri->iv->nrows && !err; row++) {
-				const struct cap_row *cr = &ri->iv->rows[row];
-				const struct cap_process *p = ri->procs[row];
-				struct weight w = { k, cr->pid, cr->count, p && p->exe ? p : NULL };
-
-				if (cr->ustack == CAP_NO_STACK || !row_kept(b, ri, row) ||
-				    (one && cr->pid != pid))
-					continue;
-				err = add_weight(&ws, &w);
-			}
+			err = add_weight(&ws, &w);
 		}
 	}
+	/* strictly more: an earlier capture's process, or an earlier one of this capture, wins
+	 * a tie */
 	for (uint32_t i = 0; i < ws.n && !err; i++)
-		if (ws.v[i].proc && (!best || ws.v[i].count > best->count))
-			best = &ws.v[i];
-	if (!err && best)
-		err = exe_mapping(b, best->proc);
+		if (ws.v[i].proc && (!b->main.set || ws.v[i].count > b->main.count))
+			keep_main(b, ws.v[i].proc, ws.v[i].count);
 	free(ws.v);
 	rep_htab__clear(&ws.index);
 	return err;
@@ -673,7 +761,7 @@ static int main_mapping_first(struct builder *b, struct rep_capture **caps, int 
 
 /* ---- the Profile message --------------------------------------------------------------------- */
 
-static int value_type(struct builder *b, struct pb *out, uint32_t field, const char *type,
+static int value_type(struct rep_pprof *b, struct pb *out, uint32_t field, const char *type,
 		      const char *unit)
 {
 	int64_t t = str_id(b, type), u = str_id(b, unit);
@@ -686,7 +774,7 @@ static int value_type(struct builder *b, struct pb *out, uint32_t field, const c
 	return 0;
 }
 
-static int label(struct builder *b, struct pb *out, const char *key, int64_t str, uint64_t num)
+static int label(struct rep_pprof *b, struct pb *out, const char *key, int64_t str, uint64_t num)
 {
 	int64_t k = str_id(b, key);
 
@@ -709,7 +797,7 @@ static uint64_t scaled(uint64_t count, uint64_t scale)
 	return v;
 }
 
-static int put_samples(struct builder *b, struct pb *out)
+static int put_samples(struct rep_pprof *b, struct pb *out)
 {
 	uint32_t i, j;
 	int err = 0;
@@ -737,19 +825,11 @@ static int put_samples(struct builder *b, struct pb *out)
 }
 
 /* One sample type: its values are the counts times scale. */
-static int sample_type(struct builder *b, struct pb *out, const char *type, const char *unit,
+static int sample_type(struct rep_pprof *b, struct pb *out, const char *type, const char *unit,
 		       uint64_t scale)
 {
 	b->scale[b->ntypes++] = scale;
 	return value_type(b, out, PROFILE_SAMPLE_TYPE, type, unit);
-}
-
-/* The sampling event of a profile capture (meta event; cpu-clock before stkrec wrote it). */
-static const char *sampled_event(const struct rep_capture *c)
-{
-	const char *e = c->meta ? cap_meta_get(c->meta, "event") : NULL;
-
-	return e && *e ? e : "cpu-clock";
 }
 
 /*
@@ -761,34 +841,32 @@ static const char *sampled_event(const struct rep_capture *c)
  * a frequency the kernel tunes that period, so the profile says the event and no period. Probe
  * captures count events/count.
  */
-static int put_types(struct builder *b, struct pb *out, const struct rep_capture *c)
+static int put_types(struct rep_pprof *b, struct pb *out)
 {
-	int64_t freq = 0, period = 0;
-	const char *event;
+	const struct profile_kind *k = &b->kind;
+	int64_t period = k->period;
+	const char *event = k->event;
 	bool clock;
 	int err;
 
 	b->ntypes = 0;
-	if (c && rep_capture_weight_us(c)) {
+	if (b->ncaps && k->offcpu) {
 		err = sample_type(b, out, "off_cpu", "nanoseconds", 1000);
 		if (!err)
 			err = value_type(b, out, PROFILE_PERIOD_TYPE, "off_cpu", "nanoseconds");
 		pb_int(out, PROFILE_PERIOD, 1000);
 		return err;
 	}
-	if (!c || !rep_capture_is_profile(c)) {
+	if (!b->ncaps || !k->timed) {
 		err = sample_type(b, out, "events", "count", 1);
 		if (!err)
 			err = value_type(b, out, PROFILE_PERIOD_TYPE, "events", "count");
 		pb_int(out, PROFILE_PERIOD, 1);
 		return err;
 	}
-	event = sampled_event(c);
 	clock = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
-	if (!rep_capture_meta_i64(c, "period", &period) || period < 0)
-		period = 0;
-	if (!period && rep_capture_meta_i64(c, "freq_hz", &freq) && freq > 0 && clock)
-		period = 1000000000 / freq;
+	if (!period && k->freq > 0 && clock)
+		period = 1000000000 / k->freq;
 	err = sample_type(b, out, "samples", "count", 1);
 	if (!err && period)
 		err = sample_type(b, out, clock ? "cpu" : event, clock ? "nanoseconds" : "count",
@@ -801,37 +879,21 @@ static int put_types(struct builder *b, struct pb *out, const struct rep_capture
 }
 
 /* Earliest start and latest end, wall clock, over every capture. */
-static void put_times(struct pb *out, struct rep_capture **caps, int n)
+static void put_times(struct pb *out, const struct profile_kind *k)
 {
-	int64_t first = INT64_MAX, last = INT64_MIN, start, w;
-	uint64_t end;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		const struct rep_capture *c = caps[i];
-
-		if (!rep_capture_start_ns(c, &start))
-			continue;
-		if (!rep_capture_end_ns(c, &end))
-			end = start;
-		if (rep_capture_wall_ns(c, start, &w) && w < first)
-			first = w;
-		if (rep_capture_wall_ns(c, end, &w) && w > last)
-			last = w;
-	}
-	if (first == INT64_MAX)
+	if (k->first_ns == INT64_MAX)
 		return;
-	pb_int(out, PROFILE_TIME_NANOS, first);
-	if (last > first)
-		pb_int(out, PROFILE_DURATION_NANOS, last - first);
+	pb_int(out, PROFILE_TIME_NANOS, k->first_ns);
+	if (k->last_ns > k->first_ns)
+		pb_int(out, PROFILE_DURATION_NANOS, k->last_ns - k->first_ns);
 }
 
-static int put_profile(struct builder *b, struct pb *out, struct rep_capture **caps, int n)
+static int put_profile(struct rep_pprof *b, struct pb *out)
 {
 	uint32_t i;
 	int err;
 
-	err = put_types(b, out, n ? caps[0] : NULL);
+	err = put_types(b, out);
 	if (!err)
 		err = put_samples(b, out);
 	if (err)
@@ -842,7 +904,7 @@ static int put_profile(struct builder *b, struct pb *out, struct rep_capture **c
 	/* every string is interned by now: the table goes last */
 	for (i = 0; i < b->strs.n; i++)
 		pb_bytes(out, PROFILE_STRING_TABLE, b->strs.strs[i], strlen(b->strs.strs[i]));
-	put_times(out, caps, n);
+	put_times(out, &b->kind);
 	return out->err;
 }
 
@@ -884,10 +946,31 @@ static int write_gz(FILE *out, const uint8_t *buf, size_t len)
 	return err;
 }
 
-static void builder_clear(struct builder *b)
+struct rep_pprof *rep_pprof__new(const struct rep_opts *o)
+{
+	struct rep_pprof *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->o = o;
+	b->kind.first_ns = INT64_MAX;
+	b->kind.last_ns = INT64_MIN;
+	b->filter = rep_filter__new(o);
+	/* string 0 must be "" (profile.proto) */
+	if (!b->filter || str_id(b, "") < 0) {
+		rep_pprof__free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
+}
+
+void rep_pprof__free(struct rep_pprof *b)
 {
 	uint32_t i;
 
+	if (!b)
+		return;
 	for (i = 0; i < b->nsamples; i++)
 		free(b->samples[i].locs);
 	free(b->samples);
@@ -902,40 +985,25 @@ static void builder_clear(struct builder *b)
 	free(b->tmp2.buf);
 	free(b->locbuf);
 	rep_filter__free(b->filter);
+	free(b);
 }
 
-/* The profile of the n captures, not gzipped, into *out (emptied by the caller). 0 or -ENOMEM. */
-static int build(struct pb *out, struct rep_capture **caps, int n, const struct rep_opts *o)
+/* The profile of the captures added, not gzipped, into *out (emptied by the caller). */
+static int build(struct rep_pprof *b, struct pb *out)
 {
-	struct builder b = { .o = o };
-	int err = 0, i;
+	int err = b->functions.err ? b->functions.err : b->locations.err ? b->locations.err
+									 : b->mappings.err;
 
-	b.filter = rep_filter__new(o);
-	if (!b.filter)
-		return -errno;
-	/* string 0 must be "" (profile.proto) */
-	if (str_id(&b, "") < 0)
-		err = -ENOMEM;
-	if (!err)
-		err = main_mapping_first(&b, caps, n);
-	for (i = 0; i < n && !err; i++)
-		err = add_capture(&b, caps[i]);
-	if (!err)
-		err = b.functions.err ? b.functions.err : b.locations.err ? b.locations.err
-							  : b.mappings.err;
-	if (!err)
-		err = put_profile(&b, out, caps, n);
-	builder_clear(&b);
-	return err;
+	return err ? err : put_profile(b, out);
 }
 
-int rep_pprof_write(const char *path, struct rep_capture **caps, int n, const struct rep_opts *o)
+int rep_pprof__write(struct rep_pprof *b, const char *path)
 {
 	struct pb p = { 0 };
 	FILE *out;
 	int err;
 
-	err = build(&p, caps, n, o);
+	err = build(b, &p);
 	if (err) {
 		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
 		goto out;
@@ -959,10 +1027,10 @@ out:
 	return err;
 }
 
-int rep_pprof_emit(FILE *out, struct rep_capture **caps, int n, const struct rep_opts *o)
+int rep_pprof__emit(struct rep_pprof *b, FILE *out)
 {
 	struct pb p = { 0 };
-	int err = build(&p, caps, n, o);
+	int err = build(b, &p);
 
 	if (err) {
 		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
@@ -972,5 +1040,23 @@ int rep_pprof_emit(FILE *out, struct rep_capture **caps, int n, const struct rep
 			err = -EIO;
 	}
 	free(p.buf);
+	return err;
+}
+
+int rep_pprof_emit(FILE *out, struct rep_capture **caps, const char **names, int n,
+		   const struct rep_opts *o)
+{
+	struct rep_pprof *b = rep_pprof__new(o);
+	int err = b ? 0 : -ENOMEM, i;
+
+	for (i = 0; i < n && !err; i++)
+		err = rep_pprof__weigh(b, caps[i]);
+	for (i = 0; i < n && !err; i++)
+		err = rep_pprof__add(b, caps[i], names[i]);
+	if (err)
+		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
+	else
+		err = rep_pprof__emit(b, out);
+	rep_pprof__free(b);
 	return err;
 }

@@ -18,6 +18,9 @@
  * the command line: here the SPEC as recorded. Ours beyond bcc: the user stack after the kernel
  * stack (bcc prints kernel stacks only), -K/-U, "0x%016x " before each name with -A (as bcc
  * profile -A), " (FILE:LINE)" with -l.
+ *
+ * Events print as each capture is added (the emitter's stream_* hooks): a capture's events are
+ * not kept once it is printed, whatever the number of captures.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,7 +46,7 @@ struct snoop_frame {
 struct snoop_out {
 	FILE *out;
 	const struct rep_opts *o;
-	const struct rep_capture *c;	/* the capture being printed */
+	const struct rep_capture *c;	/* the capture being printed (snoop_stream_add()) */
 	struct rep_filter *f;
 	struct rep_resolver *res;
 	int64_t start_ns;		/* TIME(s) counts from here */
@@ -163,8 +166,31 @@ static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint3
 	return 0;
 }
 
-static int emit_capture(struct snoop_out *s, const struct rep_capture *c)
+static void *snoop_stream_new(FILE *out, const struct rep_opts *o)
 {
+	struct snoop_out *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->out = out;
+	s->o = o;
+	s->f = rep_filter__new(o);
+	if (!s->f) {
+		free(s);
+		return NULL;
+	}
+	if (o->verbose)
+		fprintf(out, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID", "CPU",
+			"FUNCTION");
+	else
+		fprintf(out, "%-18s %s\n", "TIME(s)", "FUNCTION");
+	return s;
+}
+
+/* The events of one capture, printed as it is added: nothing of it is kept. */
+static int snoop_stream_add(void *state, const struct rep_capture *c)
+{
+	struct snoop_out *s = state;
 	int err = rep_filter__capture(s->f, c);
 
 	if (err)
@@ -186,33 +212,35 @@ static int emit_capture(struct snoop_out *s, const struct rep_capture *c)
 	}
 	rep_resolver__free(s->res);
 	s->res = NULL;
+	s->c = NULL;
 	return err;
 }
 
-static int snoop_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-		      const struct rep_opts *o)
+static void snoop_stream_free(void *state)
 {
-	struct snoop_out s = { .out = out, .o = o };
-	uint32_t n = m->caps ? m->ncaps : 1;
-	int err = 0;
+	struct snoop_out *s = state;
 
-	s.f = rep_filter__new(o);
-	if (!s.f)
-		return -errno;
-	if (o->verbose)
-		fprintf(out, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID", "CPU",
-			"FUNCTION");
-	else
-		fprintf(out, "%-18s %s\n", "TIME(s)", "FUNCTION");
-	for (uint32_t i = 0; i < n && !err; i++)
-		err = emit_capture(&s, m->caps ? rep_model_capture(m, i) : c);
-	rep_filter__free(s.f);
-	free(s.frames);
-	return err;
+	if (!s)
+		return;
+	rep_filter__free(s->f);
+	free(s->frames);
+	free(s);
+}
+
+/* Everything was printed as the captures came: the model only feeds the summary. */
+static int snoop_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
+{
+	(void)out;
+	(void)m;
+	(void)o;
+	return 0;
 }
 
 const struct emitter emit_snoop = {
 	.name = "snoop",
 	.configure = snoop_configure,
 	.emit = snoop_emit,
+	.stream_new = snoop_stream_new,
+	.stream_add = snoop_stream_add,
+	.stream_free = snoop_stream_free,
 };

@@ -467,23 +467,6 @@ static int svg_output(struct svg *s, FILE *out, const char *path)
 	return err;
 }
 
-/* The flame graph of the n captures merged: the model into m, its paths into s. */
-static int svg_flame(struct svg *s, const struct rep_capture *const *caps,
-		     const char *const *names, uint32_t n, const struct rep_opts *o,
-		     struct rep_model *m)
-{
-	struct rep_model_cfg cfg;
-	int err;
-
-	rep_model_cfg_for(&emit_folded, o, caps[0], &cfg);
-	err = rep_model__build_many(m, caps, names, n, o, &cfg);
-	if (!err)
-		err = svg_init(s, false, o);
-	if (!err)
-		err = svg_add_model(s, m, o, false, 1);
-	return err;
-}
-
 /* The differential flame graph into s (see the top of the file). */
 static int svg_diff(struct svg *s, const struct rep_model *before, const struct rep_model *after,
 		    const struct rep_opts *o, double factor)
@@ -497,12 +480,13 @@ static int svg_diff(struct svg *s, const struct rep_model *before, const struct 
 	return err;
 }
 
-int emit_svg(FILE *out, const char *path, const struct rep_capture *const *caps,
-	     const char *const *names, uint32_t n, const struct rep_opts *o, struct rep_model *m)
+int emit_svg(FILE *out, const char *path, const struct rep_model *m, const struct rep_opts *o)
 {
 	struct svg s = { 0 };
-	int err = svg_flame(&s, caps, names, n, o, m);
+	int err = svg_init(&s, false, o);
 
+	if (!err)
+		err = svg_add_model(&s, m, o, false, 1);
 	if (!err)
 		err = svg_output(&s, out, path);
 	svg_clear(&s);

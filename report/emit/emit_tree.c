@@ -193,8 +193,7 @@ static void tree_configure(const struct rep_opts *o, bool profile, struct rep_mo
 	cfg->addr_column = false;
 }
 
-static int tree_emit(FILE *out, const struct rep_model *m, const struct rep_capture *c,
-		     const struct rep_opts *o)
+static int tree_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
 {
 	struct tree t = { 0 };
 	uint32_t s, i = 0;
