@@ -498,7 +498,9 @@ static const struct stk_applies applies[] = {
 	{ 'T', OUT_LIST | OUT_FOLDED | OUT_TREE | OUT_JSON },
 	{ 'K', OUT_STACKS | OUT_PPROF },
 	{ 'U', OUT_STACKS | OUT_PPROF },
-	{ OPT_BY, OUT_STACKS },
+	/* --pprof: --by capture labels each sample with its capture (pid, comm, probe and host
+	 * are labels already) */
+	{ OPT_BY, OUT_STACKS | OUT_PPROF },
 	{ OPT_TREE_MIN, OUT_TREE },
 	{ OPT_ADDRESS_STACKS, OUT_LIST | OUT_FOLDED },
 	{ OPT_OLD_LAYOUT, OUT_LIST },
@@ -583,6 +585,10 @@ static int check_combinations(const struct rep_opts *o, const bool *given)
 				   "with -f or --tree", NULL);
 	if ((o->pprof_out || o->svg_out) && o->json)
 		return usage_error("--pprof and --svg write a file; they do not combine with --json",
+				   NULL);
+	if (o->pprof_out && o->by == REP_BY_INTERVAL)
+		return usage_error("--by interval does not apply to --pprof (its samples are labelled "
+				   "by host, pid, comm and probe, and by capture with --by capture)",
 				   NULL);
 	if (check_applies(o, given))
 		return -EINVAL;

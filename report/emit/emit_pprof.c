@@ -12,14 +12,14 @@
  * inlined ones first (innermost first, as profile.proto says: the last line is the caller the
  * others were inlined into); a function per (name, source file); a mapping per executable
  * mapping seen (start, end, offset, object), plus one for the kernel. Samples with the same
- * locations and labels (pid, tid, comm, probe) merge across intervals and captures. The filters
- * (--pid, --comm, --probe, --time, --grep, --max-depth) choose rows and frames as in every
- * output; a stack --max-depth cuts keeps whole locations (an address and the functions inlined
- * at it).
+ * locations and labels (pid, tid, comm, probe, host; capture with --by capture) merge across
+ * intervals and captures. The filters (--pid, --comm, --probe, --time, --grep, --max-depth)
+ * choose rows and frames as in every output; a stack --max-depth cuts keeps whole locations (an
+ * address and the functions inlined at it).
  *
  * Captures come one at a time, and nothing of one is kept but the profile's tables: a first
- * pass weighs each (rep_pprof__weigh(): which process is the profile's main one, see
- * main_mapping_first()), the second adds its rows (rep_pprof__add()).
+ * pass weighs each (rep_pprof__weigh(): which process is the profile's main one), the second
+ * adds its rows (rep_pprof__add()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -128,6 +128,7 @@ struct sample {
 	uint32_t nlocs;
 	uint32_t pid, tid;
 	uint32_t comm, probe;	/* string ids */
+	uint32_t host, capture;	/* string ids; capture 0 ("") unless --by capture */
 	uint64_t value;
 };
 
@@ -475,7 +476,8 @@ static bool sample_eq(const void *ctx, uint32_t val)
 	const struct sample *a = k->s, *c = &k->b->samples[val];
 
 	return a->pid == c->pid && a->tid == c->tid && a->comm == c->comm &&
-	       a->probe == c->probe && a->nlocs == c->nlocs &&
+	       a->probe == c->probe && a->host == c->host && a->capture == c->capture &&
+	       a->nlocs == c->nlocs &&
 	       (!a->nlocs || !memcmp(a->locs, c->locs, a->nlocs * sizeof(*a->locs)));
 }
 
@@ -485,6 +487,7 @@ static int merge_sample(struct rep_pprof *b, struct sample *s)
 	uint64_t h = rep_hash_u64(rep_hash_u64(s->pid, s->tid), (uint64_t)s->comm << 32 | s->probe);
 	uint32_t val;
 
+	h = rep_hash_u64(h, (uint64_t)s->host << 32 | s->capture);
 	h = rep_hash_bytes(h, s->locs, s->nlocs * sizeof(*s->locs));
 	if (rep_htab__find(&b->sample_index, h, sample_eq, &key, &val)) {
 		b->samples[val].value = rep_count_add(b->samples[val].value, s->value, NULL);
@@ -513,15 +516,18 @@ static int merge_sample(struct rep_pprof *b, struct sample *s)
 }
 
 static int add_row(struct rep_pprof *b, struct rep_resolver *r, const struct rep_capture *c,
-		   const struct rep_interval *ri, uint32_t row)
+		   const struct rep_interval *ri, uint32_t row, const struct sample *labels)
 {
 	const struct cap_row *cr = &ri->iv->rows[row];
-	struct sample s = { .pid = cr->pid, .tid = cr->tid, .value = cr->count };
+	struct sample s = *labels;
 	char comm[CAP_COMM_LEN + 1], probe[16];
 	const char *spec = rep_capture_probe_spec(c, cr->probe);
 	int64_t id;
 	int err = 0;
 
+	s.pid = cr->pid;
+	s.tid = cr->tid;
+	s.value = cr->count;
 	memcpy(comm, cr->comm, CAP_COMM_LEN);
 	comm[CAP_COMM_LEN] = 0;	/* hostile input may lack the NUL */
 	id = str_id(b, comm);
@@ -604,13 +610,39 @@ static int put_main_mapping(struct rep_pprof *b)
 	return b->main.set && !b->ncaps ? exe_mapping(b, &p) : 0;
 }
 
+/*
+ * The labels every sample of c carries besides its row's: host (meta host, "?" without one),
+ * and with --by capture the capture's name, so that a fleet's profiles merged into one keep
+ * their origin for pprof -tagfocus, Parca's and Pyroscope's label filters.
+ */
+static int capture_labels(struct rep_pprof *b, const struct rep_capture *c, const char *name,
+			  struct sample *labels)
+{
+	const char *host = c->meta ? cap_meta_get(c->meta, "host") : NULL;
+	int64_t id = str_id(b, host && *host ? host : "?");
+
+	if (id < 0)
+		return id;
+	labels->host = id;
+	if (b->o->by != REP_BY_CAPTURE)
+		return 0;
+	id = str_id(b, name);
+	if (id < 0)
+		return id;
+	labels->capture = id;
+	return 0;
+}
+
 int rep_pprof__add(struct rep_pprof *b, const struct rep_capture *c, const char *name)
 {
+	struct sample labels = { 0 };
 	struct rep_resolver *r;
 	uint32_t i, row;
 	int err;
 
 	err = put_main_mapping(b);
+	if (!err)
+		err = capture_labels(b, c, name, &labels);
 	if (err)
 		return err;
 	note_capture(b, c);
@@ -623,7 +655,7 @@ int rep_pprof__add(struct rep_pprof *b, const struct rep_capture *c, const char 
 			continue;
 		for (row = 0; row < c->intervals[i].iv->nrows && !err; row++)
 			if (row_kept(b, &c->intervals[i], row))
-				err = add_row(b, r, c, &c->intervals[i], row);
+				err = add_row(b, r, c, &c->intervals[i], row, &labels);
 	}
 	rep_resolver__free(r);
 	return err;
@@ -819,6 +851,10 @@ static int put_samples(struct rep_pprof *b, struct pb *out)
 			err = label(b, &b->tmp, "comm", s->comm, 0);
 		if (!err)
 			err = label(b, &b->tmp, "probe", s->probe, 0);
+		if (!err)
+			err = label(b, &b->tmp, "host", s->host, 0);
+		if (!err && b->o->by == REP_BY_CAPTURE)
+			err = label(b, &b->tmp, "capture", s->capture, 0);
 		pb_msg(out, PROFILE_SAMPLE, &b->tmp);
 	}
 	return err;

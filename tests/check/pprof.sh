@@ -3,7 +3,7 @@
 # gzip, decode with `protoc --decode=perftools.profiles.Profile` against
 # tests/golden/pprof/profile.proto to exactly expected.CASE.txt, and read, through its own id
 # tables (tests/golden/pprof/stacks.py), as exactly expected.CASE.stacks: sample values, labels
-# pid/tid/comm/probe, and function names leaf first. --update rewrites the expected files.
+# pid/tid/comm/probe/host (and capture with --by capture), and function names leaf first. --update rewrites the expected files.
 # Where go is installed (Debian: golang-go), `go tool pprof` reads the files too, and the total
 # of each sample type equals the folded total (the sum of `stkreport -f`'s counts) times what one
 # count is worth in that type.
@@ -68,6 +68,25 @@ else
 	go_total off_cpu tests/fuzz/corpus/report-offcpu.stk off_cpu 1000
 	# a counting capture: events/count
 	go_total events tests/golden/count/input.stk events 1
+	# three captures of two hosts, --by capture: pprof's tag filter keeps one host's samples,
+	# as many as its capture's folded total (the part shown, not the profile's total)
+	if "$STKREPORT" -q --symfs tests/golden/elf --by capture --pprof "$tmp/tags.pb.gz" \
+		"$M" tests/golden/merge/web2.stk tests/golden/merge/before.stk 2>"$tmp/err"; then
+		want=$("$STKREPORT" -q --symfs tests/golden/elf -f tests/golden/merge/web2.stk |
+			awk '{ s += $NF } END { print s + 0 }')
+		got=$(HOME=$tmp go tool pprof -symbolize=none -top -sample_index=samples \
+			-tagfocus=host=web2 "$tmp/tags.pb.gz" 2>/dev/null |
+			sed -n 's/^Showing nodes accounting for \([0-9]*\), .* of [0-9]* total$/\1/p')
+		if [ -n "$got" ] && [ "$got" = "$want" ]; then
+			echo "ok pprof/go.tagfocus"
+		else
+			echo "not ok pprof/go.tagfocus: -tagfocus=host=web2 total '$got', want $want"
+			failed=1
+		fi
+	else
+		echo "not ok pprof/go.tagfocus: stkreport failed: $(cat "$tmp/err")"
+		failed=1
+	fi
 fi
 
 if ! command -v protoc >/dev/null; then
@@ -143,6 +162,31 @@ if [ $have_python = 1 ] && "$STKREPORT" -q --symfs tests/golden/elf --pid 100 --
 		failed=1
 	fi
 fi
+# several hosts in one profile (tests/golden/merge: web1 twice, web2), --by capture: every
+# sample carries its host and its capture as labels (pprof -tagfocus, Parca's and Pyroscope's
+# label filters), and samples of different captures stay apart
+M=tests/golden/merge
+if [ $have_python = 0 ]; then
+	echo "skip pprof/by-capture: python3 not installed"
+elif ! "$STKREPORT" -q --symfs tests/golden/elf --by capture --pprof "$tmp/bc.pb.gz" \
+	$M/input.stk $M/web2.stk $M/before.stk 2>"$tmp/err"; then
+	echo "not ok pprof/by-capture: stkreport failed: $(cat "$tmp/err")"
+	failed=1
+else
+	gzip -dc "$tmp/bc.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$GOLD" \
+		profile.proto | python3 "$GOLD/stacks.py" >"$tmp/bc.stacks"
+	if [ $update = 1 ]; then
+		cp "$tmp/bc.stacks" "$GOLD/expected.by-capture.stacks"
+		echo "updated $GOLD/expected.by-capture.stacks"
+	elif cmp -s "$GOLD/expected.by-capture.stacks" "$tmp/bc.stacks"; then
+		echo "ok pprof/by-capture"
+	else
+		echo "not ok pprof/by-capture: differs from $GOLD/expected.by-capture.stacks"
+		diff -u "$GOLD/expected.by-capture.stacks" "$tmp/bc.stacks" | head -30
+		failed=1
+	fi
+fi
+
 # -K: kernel frames only, still one sample per (stack, labels)
 if ! "$STKREPORT" -q --symfs tests/golden/elf -K --pprof "$tmp/k.pb.gz" \
 	tests/golden/count/input.stk 2>"$tmp/err"; then
