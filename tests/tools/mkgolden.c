@@ -103,6 +103,7 @@ struct out {
 	uint64_t interval_len[8];
 	uint32_t nintervals;
 	uint64_t events;
+	uint64_t real_ns;	/* CLOCK_REALTIME at the start of the capture; 0: REAL0 */
 };
 
 static void put(struct out *o, struct cap_record *rec)
@@ -188,7 +189,7 @@ static void put_meta_kv(struct out *o, const char *mode, struct cap_probe *probe
 	uint32_t n = 15 - !freq_hz;	/* the keys above */
 
 	snprintf(mono, sizeof(mono), "%llu", MONO0);
-	snprintf(real, sizeof(real), "%llu", REAL0);
+	snprintf(real, sizeof(real), "%llu", o->real_ns ? (unsigned long long)o->real_ns : REAL0);
 	snprintf(start, sizeof(start), "%llu", MONO0);
 	for (uint32_t i = 0; i < nextra && n < 32; i++)
 		kv[n++] = extra[i];
@@ -771,6 +772,106 @@ static void case_faults(struct out *o)
 }
 
 /*
+ * A fleet (tests/golden/fleet, tests/check/clickhouse.sh): three hosts sampling at 49 Hz for two
+ * one-hour windows, web1, web2 and db1 from 03:00 and again from 04:00 (2026-01-02, UTC), two
+ * intervals each: input.stk is web1 at 03:00, the others HOST-HH.stk. Counts are chosen so that
+ * every total and share is exact: web1 is steady, on web2 stk_leaf jumps from 10 of 75 samples
+ * to 45 of 75, db1 has a kernel-only idle stack and a lost user stack ("[Missed User Stack]").
+ */
+struct fleet_row {
+	uint32_t pid;
+	const char *comm;
+	int kstack, ustack;	/* enum fleet_stack, 0: none */
+	uint32_t flags;
+	uint64_t count;
+};
+
+enum fleet_stack { F_NONE, F_GETPPID, F_IDLE, F_CHAIN, F_READ, F_CHAIN_PIE, F_MID_PIE };
+
+static void fleet_interval(struct out *o, uint32_t seq, const struct fleet_row *rows, uint32_t n)
+{
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t k_idle[] = { K_DO_IDLE + 0x5, K_CPU_STARTUP + 0x20, K_STEXT + 0x30, 0 };
+	const uint64_t u_chain[] = { at(&golden, "stk_leaf", 4), at(&golden, "stk_mid", 0x10),
+				     at(&golden, "stk_top", 0x12), at(&golden, "main", 0x1a), 0 };
+	const uint64_t u_read[] = { at(&golden, "read_file", 0x30),
+				    at(&golden, "parse_config", 0x11),
+				    at(&golden, "main", 0x37), 0 };
+	const uint64_t u_chain_pie[] = { at(&pie, "stk_leaf", 9), at(&pie, "stk_mid", 0x10),
+					 at(&pie, "stk_top", 0x12), at(&pie, "main", 0x1a), 0 };
+	const uint64_t u_mid_pie[] = { at(&pie, "stk_mid", 0x3), at(&pie, "stk_top", 0x12),
+				       at(&pie, "main", 0x1a), 0 };
+	const uint64_t *const ips[] = {
+		[F_GETPPID] = k_getppid, [F_IDLE] = k_idle, [F_CHAIN] = u_chain,
+		[F_READ] = u_read, [F_CHAIN_PIE] = u_chain_pie, [F_MID_PIE] = u_mid_pie,
+	};
+	uint32_t ref[F_MID_PIE + 1] = { 0 };
+	struct ivb b;
+
+	iv_begin(&b, seq);
+	for (int s = F_GETPPID; s <= F_MID_PIE; s++)
+		ref[s] = iv_stack(&b, s <= F_IDLE, ips[s]);
+	for (uint32_t i = 0; i < n; i++)
+		iv_row(&b, 0, rows[i].pid, rows[i].comm, ref[rows[i].kstack], ref[rows[i].ustack],
+		       rows[i].flags, rows[i].count);
+	iv_put(o, &b);
+}
+
+static void fleet_capture(struct out *o, const char *host, uint32_t hour,
+			  const struct fleet_row *iv0, uint32_t n0, const struct fleet_row *iv1,
+			  uint32_t n1)
+{
+	char file[64];
+
+	if (!strcmp(host, "web1") && hour == 3)
+		snprintf(file, sizeof(file), "input.stk");
+	else
+		snprintf(file, sizeof(file), "%s-%02u.stk", host, hour);
+	o->real_ns = REAL0 + (hour - 3) * 3600 * SEC;
+	open_burner_case(o, "fleet", file, host, "49");
+	fleet_interval(o, 0, iv0, n0);
+	fleet_interval(o, 1, iv1, n1);
+	close_case(o, true);
+	o->real_ns = 0;
+}
+
+static void case_fleet(struct out *o)
+{
+#define ROWS(...) (const struct fleet_row[]){ __VA_ARGS__ }, \
+	sizeof((const struct fleet_row[]){ __VA_ARGS__ }) / sizeof(struct fleet_row)
+	/* web1: steady, stk_leaf 55 of 65 then 53 of 65 */
+	fleet_capture(o, "web1", 3,
+		      ROWS({ 100, "burner", 0, F_CHAIN, 0, 30 }, { 100, "burner", 0, F_READ, 0, 10 }),
+		      ROWS({ 100, "burner", 0, F_CHAIN, 0, 20 },
+			   { 100, "burner", F_GETPPID, F_CHAIN, 0, 5 }));
+	fleet_capture(o, "web1", 4,
+		      ROWS({ 100, "burner", 0, F_CHAIN, 0, 28 }, { 100, "burner", 0, F_READ, 0, 12 }),
+		      ROWS({ 100, "burner", 0, F_CHAIN, 0, 22 },
+			   { 100, "burner", F_GETPPID, F_CHAIN, 0, 3 }));
+	/* web2: stk_leaf 10 of 75, then 45 of 75 */
+	fleet_capture(o, "web2", 3,
+		      ROWS({ 200, "burner-pie", 0, F_CHAIN_PIE, 0, 10 },
+			   { 200, "burner-pie", 0, F_MID_PIE, 0, 40 }),
+		      ROWS({ 100, "burner", F_GETPPID, F_READ, 0, 5 },
+			   { 0, "swapper/0", F_IDLE, 0, 0, 20 }));
+	fleet_capture(o, "web2", 4,
+		      ROWS({ 200, "burner-pie", 0, F_CHAIN_PIE, 0, 45 },
+			   { 200, "burner-pie", 0, F_MID_PIE, 0, 5 }),
+		      ROWS({ 100, "burner", F_GETPPID, F_READ, 0, 5 },
+			   { 0, "swapper/0", F_IDLE, 0, 0, 20 }));
+	/* db1: parse_config mostly, idle, and a sample whose user stack was lost */
+	fleet_capture(o, "db1", 3,
+		      ROWS({ 100, "postgres", 0, F_READ, 0, 60 },
+			   { 100, "postgres", F_GETPPID, 0, CAP_ROW_F_USTACK_LOST, 4 }),
+		      ROWS({ 0, "swapper/1", F_IDLE, 0, 0, 36 }));
+	fleet_capture(o, "db1", 4,
+		      ROWS({ 100, "postgres", 0, F_READ, 0, 50 },
+			   { 100, "postgres", F_GETPPID, 0, CAP_ROW_F_USTACK_LOST, 6 }),
+		      ROWS({ 0, "swapper/1", F_IDLE, 0, 0, 44 }));
+#undef ROWS
+}
+
+/*
  * stkrec --snoop: one EVENTS batch of 5 events on 2 CPUs (rows in time order), a uprobe event
  * without kernel stack, a user stack with an address no symbol covers, and ring-buffer drops on
  * CPU 1.
@@ -1044,6 +1145,7 @@ int main(int argc, char **argv)
 	case_offcpu(&o);
 	case_faults(&o);
 	case_merge(&o);
+	case_fleet(&o);
 	case_ksyms(&o);
 	case_control(&o);
 	case_control_snoop(&o);
