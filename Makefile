@@ -29,12 +29,14 @@ endif
 
 # pkg-config runs lazily (recursive =), so `make deps` can install it first.
 PKGS_REC = libbpf libelf libdw liblz4
-PKGS_REP = libelf libdw sqlite3 liblz4 liblzma libdebuginfod
+# libcurl and libxxhash: stkreport --clickhouse (report/http.c, report/clickhouse.c).
+PKGS_REP = libelf libdw sqlite3 liblz4 liblzma libdebuginfod libcurl libxxhash
 REC_LIBS = $(shell pkg-config --libs $(PKGS_REC)) -lz
 REP_LIBS = $(shell pkg-config --libs $(PKGS_REP)) -liberty -lz
 # The static stkreport links Debian's archives (libdw.a wants libbz2.a too: --static) but not
-# libdebuginfod, which has none and would bring libcurl, TLS and NSS: it is dlopen()ed instead.
-STATIC_LIBS = $(shell pkg-config --static --libs $(filter-out libdebuginfod,$(PKGS_REP))) \
+# libdebuginfod, which has none and would bring libcurl, TLS and NSS: it is dlopen()ed instead;
+# nor libcurl itself: its --clickhouse says it has no HTTP client (report/http.c).
+STATIC_LIBS = $(shell pkg-config --static --libs $(filter-out libdebuginfod libcurl,$(PKGS_REP))) \
 	-liberty -lz -lm
 FMT_LIBS = $(shell pkg-config --libs liblz4) -lz
 SYM_LIBS = $(shell pkg-config --libs libelf libdw liblz4) -lz
@@ -148,7 +150,8 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBSYM) $(LIBCAP)
 # non-PIE executable: no interpreter, no dynamic section, no file read but the capture, the
 # --symfs/--debug-dir trees and the debug paths of stkreport(1). The same objects, except
 # symbolize/sym_debuginfod.c, compiled again to load libdebuginfod with dlopen() (see that file)
-# and linked before libstksym.a, whose own sym_debuginfod.o is then never taken; of libstksym.a
+# and linked before libstksym.a, whose own sym_debuginfod.o is then never taken, and
+# report/http.c, compiled again without libcurl (--clickhouse then says so); of libstksym.a
 # only the members it uses (not debugdirs.c, stkrec's, which calls getpwuid).
 #
 # glibc's libc.a marks the functions that load shared objects at run time, and ld warns when a
@@ -159,8 +162,10 @@ $(STKREPORT): $(OUTPUT)/report/main.o $(LIBREP) $(LIBSYM) $(LIBCAP)
 # gets no warning: it is linked in only for dcgettext, through which libelf and libdw translate
 # their messages, and stkreport never calls setlocale(), so in the C locale dcgettext opens no
 # catalog and converts nothing.
-STATIC_OBJS = $(OUTPUT)/report/main.o $(filter-out $(OUTPUT)/report/main.o,$(REP_OBJS)) \
-	$(OUTPUT)/static/symbolize/sym_debuginfod.o $(FMT_OBJS) $(LIBSYM)
+STATIC_OBJS = $(OUTPUT)/report/main.o \
+	$(filter-out $(OUTPUT)/report/main.o $(OUTPUT)/report/http.o,$(REP_OBJS)) \
+	$(OUTPUT)/static/report/http.o $(OUTPUT)/static/symbolize/sym_debuginfod.o $(FMT_OBJS) \
+	$(LIBSYM)
 STATIC_LD_EXPECTED = -e "in function .\(unixDlOpen\|dbgd_load\)':$$" \
 	-e "warning: Using 'dlopen' in statically linked applications requires at runtime"
 
@@ -170,6 +175,11 @@ $(OUTPUT)/static/symbolize/sym_debuginfod.o: symbolize/sym_debuginfod.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -DSTK_DEBUGINFOD_DLOPEN -c $< -o $@
+
+$(OUTPUT)/static/report/http.o: report/http.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DSTK_HTTP_NONE -c $< -o $@
 
 $(STKREPORT_STATIC): $(STATIC_OBJS)
 	$(if $(SAN),$(error make static: sanitizers do not link statically (SAN=$(SAN))))
@@ -321,7 +331,8 @@ golden-update: check-bins
 
 # The man pages name the documents under share/doc/stkrec.
 INSTALLED = bin/stkrec bin/stkreport share/man/man8/stkrec.8 share/man/man1/stkreport.1 \
-	share/doc/stkrec/format.md share/doc/stkrec/sql.md share/doc/stkrec/README.md \
+	share/doc/stkrec/format.md share/doc/stkrec/sql.md share/doc/stkrec/clickhouse.md \
+	share/doc/stkrec/README.md \
 	share/bash-completion/completions/stkrec share/bash-completion/completions/stkreport
 COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 
@@ -331,7 +342,8 @@ install: tools
 	install -m 0755 $(STKREC) $(STKREPORT) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/stkrec.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 docs/stkreport.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 0644 docs/format.md docs/sql.md README.md $(DESTDIR)$(PREFIX)/share/doc/stkrec/
+	install -m 0644 docs/format.md docs/sql.md docs/clickhouse.md README.md \
+		$(DESTDIR)$(PREFIX)/share/doc/stkrec/
 	install -m 0644 scripts/completion/stkrec.bash $(COMPLETIONS)/stkrec
 	install -m 0644 scripts/completion/stkrec.bash $(COMPLETIONS)/stkreport
 

@@ -47,6 +47,8 @@ static const char usage[] =
 	"      --by KEY              keep stacks apart by host|capture|pid|comm|probe|interval\n"
 	"      --pprof OUT.pb.gz     write a pprof profile (profile.proto, gzipped)\n"
 	"      --svg OUT.svg         write an interactive flame graph\n"
+	"      --clickhouse URL      send the rows to ClickHouse (docs/clickhouse.md), e.g.\n"
+	"                            http://host:8123/?database=stk\n"
 	"      --title TEXT          --svg: the title (flamegraph.pl's --title)\n"
 	"      --width PX            --svg: the image width (default 1200)\n"
 	"      --inverted            --svg: an icicle graph, the roots on top\n"
@@ -81,6 +83,7 @@ enum {
 	OPT_SQL, OPT_CSV, OPT_JSON, OPT_SQLITE, OPT_DIFF, OPT_NORMALIZE, OPT_BY, OPT_PID, OPT_COMM,
 	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG, OPT_MAX_MEMORY,
 	OPT_MAX_DEBUG, OPT_TITLE, OPT_WIDTH, OPT_INVERTED, OPT_ADDRESS_STACKS, OPT_OLD_LAYOUT,
+	OPT_CLICKHOUSE,
 	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
@@ -120,6 +123,7 @@ static const struct option long_opts[] = {
 	{ "grep", required_argument, NULL, OPT_GREP },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "clickhouse", required_argument, NULL, OPT_CLICKHOUSE },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "width", required_argument, NULL, OPT_WIDTH },
@@ -388,6 +392,7 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 	case OPT_GREP: o->grep = arg; break;
 	case OPT_MAX_DEPTH: return parse_depth(arg, &o->max_depth);
 	case OPT_PPROF: o->pprof_out = arg; break;
+	case OPT_CLICKHOUSE: o->clickhouse = arg; break;
 	case OPT_SVG: o->svg_out = arg; break;
 	case OPT_TITLE: o->svg_title = arg; break;
 	case OPT_WIDTH: return parse_width(arg, &o->svg_width);
@@ -469,12 +474,13 @@ enum {
 	OUT_SVG = 1 << 6,	/* --svg */
 	OUT_DIFF = 1 << 7,	/* --diff: folded lines */
 	OUT_DIFF_SVG = 1 << 8,	/* --diff --svg */
-	OUT__COUNT = 9,
+	OUT_CLICKHOUSE = 1 << 9,	/* --clickhouse: -f's rows, sent */
+	OUT__COUNT = 10,
 };
 
 static const char *const out_names[OUT__COUNT] = {
 	"the stack lists", "-f", "--tree", "--json", "--sql and --sqlite", "--pprof", "--svg",
-	"--diff", "--diff --svg",
+	"--diff", "--diff --svg", "--clickhouse",
 };
 
 /* Flame-graph-like outputs: the folded paths of the stacks (emit_folded_path()). */
@@ -484,20 +490,21 @@ static const char *const out_names[OUT__COUNT] = {
 
 /*
  * Where each option that does not apply everywhere means something. SQL has WHERE, pprof its
- * labels and -focus: the layout options and --by are not theirs; the filters apply everywhere
- * but in SQL (stkreport(1), MERGING, GROUPS AND FILTERS). An option not listed (symbols, limits,
- * -q) applies to every output.
+ * labels and -focus: the layout options and --by are not theirs (but --by capture, a pprof
+ * label); the filters apply everywhere but in SQL (stkreport(1), MERGING, GROUPS AND FILTERS).
+ * --clickhouse sends -f's rows: the filters, -K, -U and -s shape them. An option not listed
+ * (symbols, limits, -q) applies to every output.
  */
 static const struct stk_applies applies[] = {
 	{ 'P', OUT_STACKS },
 	{ 'd', OUT_LIST | OUT_PATHS },
-	{ 's', OUT_LIST | OUT_TREE | OUT_PATHS },
+	{ 's', OUT_LIST | OUT_TREE | OUT_PATHS | OUT_CLICKHOUSE },
 	{ 'v', OUT_LIST | OUT_TREE | OUT_PATHS },
 	{ 'A', OUT_LIST },
 	{ 'a', OUT_LIST | OUT_TREE | OUT_PATHS },
 	{ 'T', OUT_LIST | OUT_FOLDED | OUT_TREE | OUT_JSON },
-	{ 'K', OUT_STACKS | OUT_PPROF },
-	{ 'U', OUT_STACKS | OUT_PPROF },
+	{ 'K', OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	{ 'U', OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
 	/* --pprof: --by capture labels each sample with its capture (pid, comm, probe and host
 	 * are labels already) */
 	{ OPT_BY, OUT_STACKS | OUT_PPROF },
@@ -508,16 +515,18 @@ static const struct stk_applies applies[] = {
 	{ OPT_TITLE, OUT_SVG | OUT_DIFF_SVG },
 	{ OPT_WIDTH, OUT_SVG | OUT_DIFF_SVG },
 	{ OPT_INVERTED, OUT_SVG | OUT_DIFF_SVG },
-	{ OPT_PID, OUT_STACKS | OUT_PPROF },
-	{ OPT_COMM, OUT_STACKS | OUT_PPROF },
-	{ OPT_PROBE, OUT_STACKS | OUT_PPROF },
-	{ OPT_TIME, OUT_STACKS | OUT_PPROF },
-	{ OPT_GREP, OUT_STACKS | OUT_PPROF },
-	{ OPT_MAX_DEPTH, OUT_STACKS | OUT_PPROF },
+	{ OPT_PID, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	{ OPT_COMM, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	{ OPT_PROBE, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	{ OPT_TIME, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	{ OPT_GREP, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	{ OPT_MAX_DEPTH, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
 };
 
 static unsigned int run_output(const struct rep_opts *o)
 {
+	if (o->clickhouse)
+		return OUT_CLICKHOUSE;
 	if (o->diff)
 		return o->svg_out ? OUT_DIFF_SVG : OUT_DIFF;
 	if (o->sql || o->sqlite_out)
@@ -586,6 +595,9 @@ static int check_combinations(const struct rep_opts *o, const bool *given)
 	if ((o->pprof_out || o->svg_out) && o->json)
 		return usage_error("--pprof and --svg write a file; they do not combine with --json",
 				   NULL);
+	if (o->clickhouse && (outputs || files || o->diff))
+		return usage_error("--clickhouse sends rows; it does not combine with -f, --tree, "
+				   "--json, --sql, --sqlite, --pprof, --svg or --diff", NULL);
 	if (o->pprof_out && o->by == REP_BY_INTERVAL)
 		return usage_error("--by interval does not apply to --pprof (its samples are labelled "
 				   "by host, pid, comm and probe, and by capture with --by capture)",

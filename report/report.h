@@ -103,6 +103,7 @@ struct rep_opts {
 	const char *grep;	/* --grep REGEX: stacks with a matching frame */
 	uint32_t max_depth;	/* --max-depth N: frames kept per side (0 = all) */
 	const char *pprof_out;	/* --pprof OUT.pb.gz */
+	const char *clickhouse;	/* --clickhouse URL */
 	const char *svg_out;	/* --svg OUT.svg */
 	const char *svg_title;	/* --title TEXT (--svg) */
 	double svg_width;	/* --width PX (--svg), 0: 1200 */
@@ -223,6 +224,10 @@ bool rep_capture_weight_us(const struct rep_capture *c);
 
 /* The user-space symbolizer the options ask for, fed with c's embedded objects (load.c). */
 struct sym_user *rep_sym_user__new(const struct rep_capture *c, const struct rep_opts *o);
+
+/* How the walk ended, as --sql's and --clickhouse's captures.state say it: clean, unclosed,
+ * truncated or damaged. */
+const char *rep_capture_state(enum rep_end how);
 
 /* Whether the capture prints in profile's layout: sampling and off-CPU captures (meta mode). */
 bool rep_capture_is_profile(const struct rep_capture *c);
@@ -435,6 +440,8 @@ struct emit_path_elem {
 	bool kernel;
 	bool plain;		/* known to hold nothing to escape (a frame without
 				 * REP_FRAME_F_ESCAPE); false: print it escaped */
+	uint32_t frame;		/* its frame id; 0 for the group, comm, delimiter and markers
+				 * (string id 0 is "", never a frame's text) */
 };
 
 /*
@@ -559,6 +566,23 @@ void rep_pprof__free(struct rep_pprof *p);
 /* The n captures at once into out (the fuzzer). Errors are printed. */
 int rep_pprof_emit(FILE *out, struct rep_capture **caps, const char **names, int n,
 		   const struct rep_opts *o);
+
+/* ---- --clickhouse (clickhouse.c, docs/clickhouse.md) --------------------------------------- */
+
+/*
+ * The symbolized rows of captures sent to a ClickHouse server's HTTP interface: __open checks
+ * the server and creates what is missing of the database url names and its tables; __add takes
+ * a capture (borrowed for the call; name: the file it was read from, whose bytes make the
+ * capture's id), skips it when the server has its rows already, and sends the batch when it is
+ * full; __finish sends the rest and says what was loaded. Errors are printed, one line each.
+ * __open: NULL + errno; the others 0 or a negative errno. o is borrowed until __close.
+ */
+struct rep_ch;
+
+struct rep_ch *rep_ch__open(const char *url, const struct rep_opts *o);
+int rep_ch__add(struct rep_ch *ch, const struct rep_capture *c, const char *name);
+int rep_ch__finish(struct rep_ch *ch);
+void rep_ch__close(struct rep_ch *ch);
 
 /* ---- run ----------------------------------------------------------------------------------- */
 

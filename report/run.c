@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * run.c: stkreport after option parsing: every capture given goes, one at a time, into one of:
- * --sql/--sqlite (sql.c), --pprof (emit_pprof.c), --svg (emit_svg.c), or the stack output the
- * options pick over all captures merged (emit_*.c); or --diff (diff.c) compares two. Then
- * summarise each capture, and name any damage once per file, where the file and offset are
- * known.
+ * --clickhouse (clickhouse.c), --sql/--sqlite (sql.c), --pprof (emit_pprof.c), --svg
+ * (emit_svg.c), or the stack output the options pick over all captures merged (emit_*.c); or
+ * --diff (diff.c) compares two. Then summarise each capture, and name any damage once per file,
+ * where the file and offset are known.
  *
  * Memory: a capture is loaded, added to the output and freed before the next one is loaded; what
  * stays of it is its summary text. A day of rotated files or a fleet's captures cost what their
@@ -150,7 +150,7 @@ static int keep_capture(struct kept *k, const char *name, const struct rep_captu
 }
 
 /* The output the captures go to, one at a time. */
-enum output_kind { OUT_LAYOUT, OUT_SVG, OUT_PPROF, OUT_SQL };
+enum output_kind { OUT_LAYOUT, OUT_SVG, OUT_PPROF, OUT_SQL, OUT_CLICKHOUSE };
 
 struct output {
 	const struct rep_opts *o;
@@ -159,11 +159,14 @@ struct output {
 	struct rep_emit_run emit;	/* the stack layouts */
 	struct rep_pprof *pprof;
 	struct rep_sql *sql;
+	struct rep_ch *ch;
 	uint64_t refused_loading;	/* the budget's refusals while captures were walked */
 };
 
 static enum output_kind output_kind(const struct rep_opts *o)
 {
+	if (o->clickhouse)
+		return OUT_CLICKHOUSE;
 	if (o->sql || o->sqlite_out)
 		return OUT_SQL;
 	if (o->pprof_out)
@@ -171,7 +174,7 @@ static enum output_kind output_kind(const struct rep_opts *o)
 	return o->svg_out ? OUT_SVG : OUT_LAYOUT;
 }
 
-/* Errors the output modules do not print themselves (SQL prints its own); what:
+/* Errors the output modules do not print themselves (SQL and ClickHouse print theirs); what:
  * what to name first, or NULL. Over the memory budget, the budget is named. */
 static int output_error(const struct output *out, const char *what, int err)
 {
@@ -180,7 +183,7 @@ static int output_error(const struct output *out, const char *what, int err)
 		 * budget too; it printed nothing, nor did it write a file */
 		fprintf(stderr, "stkreport: the report exceeds the %u MiB budget (--max-memory)\n",
 			out->o->max_memory_mb);
-	else if (err && out->kind != OUT_SQL)
+	else if (err && out->kind != OUT_SQL && out->kind != OUT_CLICKHOUSE)
 		fprintf(stderr, "stkreport: %s%s%s\n", what ? what : "", what ? ": " : "",
 			strerror(-err));
 	return err;
@@ -196,6 +199,9 @@ static int output_begin(struct output *out, const struct rep_capture *first)
 	struct rep_model_cfg cfg;
 
 	switch (out->kind) {
+	case OUT_CLICKHOUSE:
+		out->ch = rep_ch__open(o->clickhouse, o);
+		return out->ch ? 0 : -errno;
 	case OUT_SQL:
 		out->sql = rep_sql__open(o);
 		return out->sql ? 0 : -errno;
@@ -214,6 +220,8 @@ static int output_begin(struct output *out, const struct rep_capture *first)
 static int output_add(struct output *out, const struct rep_capture *c, const char *name)
 {
 	switch (out->kind) {
+	case OUT_CLICKHOUSE:
+		return rep_ch__add(out->ch, c, name);
 	case OUT_SQL:
 		return rep_sql__add(out->sql, c, name);
 	case OUT_PPROF:
@@ -235,6 +243,11 @@ static int output_finish(struct output *out, int err)
 	int in = err;
 
 	switch (out->kind) {
+	case OUT_CLICKHOUSE:
+		if (!err)
+			err = rep_ch__finish(out->ch);
+		rep_ch__close(out->ch);
+		break;
 	case OUT_SQL:
 		if (!err)
 			err = rep_sql__finish(out->sql, stdout, &o, 1);
@@ -379,7 +392,7 @@ static int print_kept(const struct rep_opts *o, const struct kept *kept,
 	}
 	if (!o->quiet && !o->diff) {
 		rep_summary_unnamed(stderr, m);
-		if (!o->sql && !o->sqlite_out && !o->pprof_out)
+		if (!o->sql && !o->sqlite_out && !o->pprof_out && !o->clickhouse)
 			rep_summary_filtered(stderr, o, total, m);
 	}
 	/* every damaged capture is named; the first error decides the exit status */

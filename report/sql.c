@@ -235,7 +235,7 @@ static void bind_wall(const struct loader *l, sqlite3_stmt *s, int i, uint64_t m
 
 /* ---- captures, processes, objects ------------------------------------------------------------ */
 
-static const char *state_name(enum rep_end how)
+const char *rep_capture_state(enum rep_end how)
 {
 	static const char *const names[] = { "clean", "unclosed", "truncated", "damaged" };
 
@@ -279,7 +279,7 @@ static int put_capture(struct loader *l, const char *name)
 	bind_count(s, 15, c->events);
 	snprintf(format, sizeof(format), "%u.%u", c->major, c->minor);
 	bind_text(s, 16, format);
-	bind_text(s, 17, state_name(c->how));
+	bind_text(s, 17, rep_capture_state(c->how));
 	err = step(l, ST_CAPTURE);
 	for (i = 0; !err && c->meta && i < c->meta->nkv; i++) {
 		s = l->st[ST_META];

@@ -40,7 +40,7 @@ static uint32_t add_reversed(const struct rep_model *m, const uint32_t *frames, 
 	while (n--)
 		path[at++] = (struct emit_path_elem){
 			rep_strtab__str(&m->strs, frames[n]), kernel,
-			rep_model_frame_plain(m, frames[n]) };
+			rep_model_frame_plain(m, frames[n]), frames[n] };
 	return at;
 }
 
