@@ -104,7 +104,8 @@ CFI_INPUTS = $(OUTPUT)/tests/inputs/cfi_prog_eh_frame $(OUTPUT)/tests/inputs/cfi
 CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(SYM_UNIT) $(FUZZ) $(TOOLS) $(REC_TOOLS) $(CFI_INPUTS) \
 	$(if $(SAN),,$(STKREPORT_STATIC))
 
-.PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym bench-churn install \
+.PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym bench-many \
+	bench-churn install \
 	uninstall golden-update clean
 
 all: tools
@@ -320,6 +321,11 @@ $(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h
 bench-sym:
 	$(Q)$(MAKE) --no-print-directory tools
 	$(Q)OUTPUT=$(OUTPUT) bench/symbolize
+
+# stkreport over 1,000 captures against one: time and memory of each output (bench/many).
+bench-many:
+	$(Q)$(MAKE) --no-print-directory tools workloads $(OUTPUT)/tests/tools/mkbig
+	$(Q)OUTPUT=$(OUTPUT) bench/many
 
 # stkrec's memory while processes come and go (root, CHURN_SECS: 600 s by default).
 bench-churn:
