@@ -26,6 +26,14 @@
 #define MKELF_FUNC_SIZE 16u
 #define MKELF_LOAD_END 0x164u		/* end of .text and the build-id note: the PT_LOAD */
 #define MKELF_DEBUGDATA 0x1u
+/*
+ * .debug_info holds one unit instead of zeros: a function covering .text whose one lexical
+ * block (without an address range) holds debug_bytes childless entries, one byte each. A walk
+ * down to an address passes that block: libdw skips its children to find its sibling.
+ */
+#define MKELF_DIES 0x2u
+/* with functions of func_size bytes (mkelf_make_sized()): end of .text and the note */
+#define MKELF_LOAD_END_SIZED(func_size) (MKELF_TEXT + MKELF_NFUNCS * (func_size) + 36u)
 
 struct mkelf_buf {
 	uint8_t *p;
@@ -79,6 +87,76 @@ static inline void mkelf_zlib_zeros_raw(struct mkelf_buf *b, uint64_t n)
 			mkelf_put(b, out, sizeof(out) - z.avail_out);
 		} while (z.avail_out == 0);
 	} while (n);
+	if (ret != Z_STREAM_END)
+		exit(1);
+	deflateEnd(&z);
+}
+
+/* DWARF 4 (MKELF_DIES): compile unit (1), subprogram "f" (2), lexical block (3), variable (4) */
+static const uint8_t mkelf_abbrev[] = {
+	1, 0x11, 1, 0x11, 0x01, 0x12, 0x07, 0, 0,	/* low_pc addr, high_pc data8 */
+	2, 0x2e, 1, 0x03, 0x08, 0x11, 0x01, 0x12, 0x07, 0, 0,	/* name string, low, high */
+	3, 0x0b, 1, 0, 0,
+	4, 0x34, 0, 0, 0,
+	0,
+};
+
+#define MKELF_DIES_HEAD 48u	/* unit header and the first three entries */
+#define MKELF_DIES_TAIL 3u	/* the ends of three lists of children */
+
+static inline void mkelf_dies_head(uint8_t *h, uint64_t n)
+{
+	uint64_t unit = MKELF_DIES_HEAD + n + MKELF_DIES_TAIL - 4, lo = MKELF_TEXT,
+		 len = 0x10000000;
+	size_t i = 0;
+
+	memcpy(h, &unit, 4);	/* little-endian hosts only, as the rest of this file */
+	h[4] = 4, h[5] = 0;	/* version */
+	memset(h + 6, 0, 4);	/* .debug_abbrev offset */
+	h[10] = 8;		/* address size */
+	i = 11;
+	h[i++] = 1;
+	memcpy(h + i, &lo, 8), i += 8;
+	memcpy(h + i, &len, 8), i += 8;
+	h[i++] = 2;
+	h[i++] = 'f', h[i++] = 0;
+	memcpy(h + i, &lo, 8), i += 8;
+	memcpy(h + i, &len, 8), i += 8;
+	h[i++] = 3;
+}
+
+/* zlib stream of the MKELF_DIES unit with n childless entries, appended to b. */
+static inline void mkelf_zlib_dies_raw(struct mkelf_buf *b, uint64_t n)
+{
+	static uint8_t fill[1 << 16];
+	uint8_t out[1 << 16], head[MKELF_DIES_HEAD], tail[MKELF_DIES_TAIL] = { 0 };
+	z_stream z = { 0 };
+	int step, ret = Z_OK;
+
+	memset(fill, 4, sizeof(fill));
+	mkelf_dies_head(head, n);
+	if (deflateInit(&z, Z_BEST_COMPRESSION) != Z_OK)
+		exit(1);
+	for (step = 0; step < 3; step++) {
+		uint64_t left = step == 1 ? n : 0;
+		const uint8_t *in = step == 0 ? head : step == 1 ? fill : tail;
+		uInt len = step == 0 ? sizeof(head) : step == 2 ? sizeof(tail) : 0;
+
+		do {
+			if (step == 1) {
+				len = left > sizeof(fill) ? sizeof(fill) : (uInt)left;
+				left -= len;
+			}
+			z.next_in = (uint8_t *)in;
+			z.avail_in = len;
+			do {
+				z.next_out = out;
+				z.avail_out = sizeof(out);
+				ret = deflate(&z, step == 2 ? Z_FINISH : Z_NO_FLUSH);
+				mkelf_put(b, out, sizeof(out) - z.avail_out);
+			} while (z.avail_out == 0);
+		} while (left);
+	}
 	if (ret != Z_STREAM_END)
 		exit(1);
 	deflateEnd(&z);
@@ -146,10 +224,11 @@ struct mkelf_section {
 
 /*
  * The object into *b (malloc'ed, the caller frees b->p): build-id 20 bytes of id, flags
- * MKELF_DEBUGDATA or 0. Function i is at virtual address MKELF_TEXT + 16 * i.
+ * MKELF_DEBUGDATA or 0. Function i is at virtual address MKELF_TEXT + func_size * i (a
+ * multiple of 16), func_size bytes long; the PT_LOAD ends at MKELF_LOAD_END_SIZED(func_size).
  */
-static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_t debug_bytes,
-			      unsigned int flags)
+static inline void mkelf_make_sized(struct mkelf_buf *b, const uint8_t id[20],
+				    uint64_t debug_bytes, unsigned int flags, uint32_t func_size)
 {
 	bool dd = flags & MKELF_DEBUGDATA;
 	struct mkelf_section sec[10] = { { "" } };
@@ -158,16 +237,24 @@ static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_
 	Elf64_Ehdr eh = { 0 };
 	Elf64_Phdr ph = { 0 };
 	Elf64_Nhdr nh = { 4, 20, NT_GNU_BUILD_ID };
-	Elf64_Chdr ch = { ELFCOMPRESS_ZLIB, 0, debug_bytes, 1 };
-	uint8_t code[MKELF_NFUNCS * MKELF_FUNC_SIZE];
+	bool dies = flags & MKELF_DIES;
+	Elf64_Chdr ch = { ELFCOMPRESS_ZLIB, 0, dies ? MKELF_DIES_HEAD + debug_bytes +
+			  MKELF_DIES_TAIL : debug_bytes, 1 };
+	size_t code_len = (size_t)MKELF_NFUNCS * func_size;
+	uint8_t *code = malloc(code_len);
 
+	if (!code) {
+		fprintf(stderr, "mkelf: out of memory\n");
+		exit(1);
+	}
 	*b = (struct mkelf_buf){ 0 };
 	mkelf_put(b, NULL, MKELF_TEXT);	/* headers, filled at the end */
-	memset(code, 0xc3, sizeof(code));	/* ret */
+	memset(code, 0xc3, code_len);	/* ret */
 	text = nsec;
 	sec[nsec++] = (struct mkelf_section){ ".text", SHT_PROGBITS, 0, 0, SHF_ALLOC | SHF_EXECINSTR,
-					      MKELF_TEXT, b->len, sizeof(code), 16, 0 };
-	mkelf_put(b, code, sizeof(code));
+					      MKELF_TEXT, b->len, code_len, 16, 0 };
+	mkelf_put(b, code, code_len);
+	free(code);
 	sec[nsec++] = (struct mkelf_section){ ".note.gnu.build-id", SHT_NOTE, 0, 0, SHF_ALLOC,
 					      b->len, b->len, sizeof(nh) + 4 + 20, 4, 0 };
 	mkelf_put(b, &nh, sizeof(nh));
@@ -190,8 +277,8 @@ static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_
 		s.st_name = names.len;
 		s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 		s.st_shndx = text;
-		s.st_value = MKELF_TEXT + i * MKELF_FUNC_SIZE;
-		s.st_size = MKELF_FUNC_SIZE;
+		s.st_value = MKELF_TEXT + i * func_size;
+		s.st_size = func_size;
 		mkelf_put(&names, name, strlen(name) + 1);
 		mkelf_put(b, &s, sizeof(s));
 	}
@@ -205,10 +292,15 @@ static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_
 		mkelf_align(b, 8);
 		start = b->len;
 		mkelf_put(b, &ch, sizeof(ch));
-		mkelf_zeros(b, debug_bytes, mkelf_zlib_zeros_raw);
+		mkelf_zeros(b, debug_bytes, dies ? mkelf_zlib_dies_raw : mkelf_zlib_zeros_raw);
 		sec[nsec++] = (struct mkelf_section){ ".debug_info", SHT_PROGBITS, 0, 0,
 						      SHF_COMPRESSED, 0, start, b->len - start, 8,
 						      0 };
+	}
+	if (dies) {
+		sec[nsec++] = (struct mkelf_section){ ".debug_abbrev", SHT_PROGBITS, 0, 0, 0, 0,
+						      b->len, sizeof(mkelf_abbrev), 1, 0 };
+		mkelf_put(b, mkelf_abbrev, sizeof(mkelf_abbrev));
 	}
 	if (dd && debug_bytes) {
 		size_t start = b->len;
@@ -258,12 +350,19 @@ static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_
 	eh.e_shstrndx = nsec - 1;
 	ph.p_type = PT_LOAD;
 	ph.p_flags = PF_R | PF_X;
-	ph.p_filesz = ph.p_memsz = MKELF_LOAD_END;
+	ph.p_filesz = ph.p_memsz = MKELF_LOAD_END_SIZED(func_size);
 	ph.p_align = 0x1000;
 	memcpy(b->p, &eh, sizeof(eh));
 	memcpy(b->p + sizeof(eh), &ph, sizeof(ph));
 	free(names.p);
 	free(shstr.p);
+}
+
+/* mkelf_make_sized() with functions of MKELF_FUNC_SIZE bytes */
+static inline void mkelf_make(struct mkelf_buf *b, const uint8_t id[20], uint64_t debug_bytes,
+			      unsigned int flags)
+{
+	mkelf_make_sized(b, id, debug_bytes, flags, MKELF_FUNC_SIZE);
 }
 
 #endif /* STK_TESTS_TOOLS_MKELF_H */
