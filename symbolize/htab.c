@@ -65,9 +65,13 @@ static void put(uint64_t *hashes, uint32_t *vals, size_t cap, uint64_t h, uint32
 static int grow(struct rep_htab *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 64, i;
-	uint64_t *hashes = calloc(cap, sizeof(*hashes));
-	uint32_t *vals = calloc(cap, sizeof(*vals));
+	uint64_t *hashes, more = (cap - t->cap) * (sizeof(*hashes) + sizeof(*t->vals));
+	uint32_t *vals;
 
+	if (rep_charge__take(&t->charge, more))
+		return -EFBIG;
+	hashes = calloc(cap, sizeof(*hashes));
+	vals = calloc(cap, sizeof(*vals));
 	if (!hashes || !vals) {
 		free(hashes);
 		free(vals);
@@ -101,9 +105,13 @@ int rep_htab__insert(struct rep_htab *t, uint64_t h, uint32_t val)
 
 void rep_htab__clear(struct rep_htab *t)
 {
+	struct cap_budget *b = t->charge.budget;
+
 	free(t->hashes);
 	free(t->vals);
+	rep_charge__clear(&t->charge);
 	memset(t, 0, sizeof(*t));
+	t->charge.budget = b;
 }
 
 struct str_key {
@@ -121,27 +129,37 @@ static bool str_eq(const void *ctx, uint32_t val)
 int64_t rep_strtab__intern(struct rep_strtab *t, const char *s)
 {
 	struct str_key key = { t, s };
-	uint64_t h = rep_hash_bytes(0, s, strlen(s));
+	size_t len = strlen(s);
+	uint64_t h = rep_hash_bytes(0, s, len);
 	uint32_t id;
 	char *copy;
+	int err;
 
 	if (rep_htab__find(&t->index, h, str_eq, &key, &id))
 		return id;
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 256;
-		char **strs = realloc(t->strs, cap * sizeof(*strs));
+		char **strs;
 
+		if (rep_charge__take(&t->charge, (cap - t->cap) * sizeof(*strs)))
+			return -EFBIG;
+		strs = realloc(t->strs, cap * sizeof(*strs));
 		if (!strs)
 			return -ENOMEM;
 		t->strs = strs;
 		t->cap = cap;
 	}
-	copy = strdup(s);
+	/* malloc rounds up to 16 bytes, with 8 of its own */
+	if (rep_charge__take(&t->charge, ((len + 1 + 8 + 15) & ~(size_t)15)))
+		return -EFBIG;
+	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
-	if (rep_htab__insert(&t->index, h, t->n)) {
+	memcpy(copy, s, len + 1);
+	err = rep_htab__insert(&t->index, h, t->n);
+	if (err) {
 		free(copy);
-		return -ENOMEM;
+		return err;
 	}
 	t->strs[t->n] = copy;
 	return t->n++;
@@ -149,11 +167,15 @@ int64_t rep_strtab__intern(struct rep_strtab *t, const char *s)
 
 void rep_strtab__clear(struct rep_strtab *t)
 {
+	struct cap_budget *b = t->charge.budget, *ib = t->index.charge.budget;
 	uint32_t i;
 
 	for (i = 0; i < t->n; i++)
 		free(t->strs[i]);
 	free(t->strs);
 	rep_htab__clear(&t->index);
+	rep_charge__clear(&t->charge);
 	memset(t, 0, sizeof(*t));
+	t->charge.budget = b;
+	t->index.charge.budget = ib;
 }
