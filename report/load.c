@@ -137,20 +137,23 @@ static int keep(struct rep_capture *c, struct cap_record *rec)
 /* What the walk keeps between chunks. */
 struct walk {
 	struct proc_table procs;
-	/* an interval with kernel stacks was read since the current kernel symbol table was made */
+	/* the kernel symbol table as the records so far make it: the table in force */
+	struct rep_ktable *kt;
+	/* an interval with kernel stacks was read since the table in force became a table */
 	bool ksyms_used;
 };
 
 /*
- * Kernel symbol tables (format.md 4.10). c->ksyms[c->nksyms - 1] is the table as the walk has
- * built it so far, and each interval keeps the index of the table in force when it was read. A
- * KSYMS_ADD record merges into that table in place unless an interval with kernel stacks refers
- * to it and the record changes a name such an interval may have looked up: then the merge goes
- * into a new table and the intervals read before keep the old one. Symbols that replace nothing
- * and do not fall after a symbol without a size change no earlier name (a writer adds none where
- * an earlier row found no symbol), so tables are copied at replacements (a module or BPF program
- * reloaded), not for every chunk. A hostile file can make a copy per interval (a symbol replaced,
- * then an interval using the table): the copies, not only the records, are charged to the budget.
+ * Kernel symbol tables (format.md 4.10). Each interval keeps the index of the table in force
+ * when it was read; c->ksyms[c->nksyms - 1] is the one in force (w->kt), copied there once no
+ * record changes it any more (keep_table()). A KSYMS_ADD record goes into the table in force
+ * unless an interval with kernel stacks refers to it and the record changes a name such an
+ * interval may have looked up: then the table in force is kept as it was for the intervals read
+ * before, and the record makes a new one. Symbols that replace nothing and do not fall after a
+ * symbol without a size change no earlier name (a writer adds none where an earlier row found
+ * no symbol), so tables are kept at replacements (a module or BPF program reloaded), not for
+ * every chunk. A hostile file can make one per interval (a symbol replaced, then an interval
+ * using the table): the copies, not only the records, are charged to the budget.
  */
 
 /* What a table holds, as charged: its syms array has room for exactly max(count, 1) symbols. */
@@ -169,137 +172,70 @@ static void ksyms_free(struct rep_capture *c, struct cap_ksyms *ks)
 	free(ks);
 }
 
-/* ks (owned from now on) becomes the table of the intervals read from now on. */
-static int ksyms_install(struct rep_capture *c, struct walk *w, struct cap_ksyms *ks)
+/* The table in force (w->kt) as an array in its slot, c->ksyms[c->nksyms - 1]. */
+static int keep_table(struct rep_capture *c, struct walk *w)
 {
-	int err;
-
-	if (c->nksyms && !w->ksyms_used) {
-		/* no kernel frame can resolve with the current table: drop it */
-		ksyms_free(c, c->ksyms[c->nksyms - 1]);
-		c->ksyms[c->nksyms - 1] = ks;
-		return 0;
-	}
-	err = grow_array(c, &c->ksyms, c->nksyms, c->nksyms + 1, sizeof(*c->ksyms));
-	if (err) {
-		ksyms_free(c, ks);
-		return err;
-	}
-	c->ksyms[c->nksyms++] = ks;
-	w->ksyms_used = false;
-	return 0;
-}
-
-/*
- * A new table with room for n symbols, charged as such (flags set, count 0). NULL + errno:
- * EFBIG, ENOMEM.
- */
-static struct cap_ksyms *ksyms_new(struct rep_capture *c, uint32_t flags, uint64_t n)
-{
-	uint64_t bytes = sizeof(struct cap_ksyms) + (n ? n : 1) * sizeof(struct cap_ksym);
+	uint32_t n = rep_ktable__count(w->kt);
+	uint64_t bytes = sizeof(struct cap_ksyms) + (uint64_t)(n ? n : 1) * sizeof(struct cap_ksym);
 	struct cap_ksyms *ks;
 
-	if (cap_budget__take(c->budget, bytes)) {
-		errno = EFBIG;
-		return NULL;
-	}
+	if (cap_budget__take(c->budget, bytes))
+		return -EFBIG;
 	ks = calloc(1, sizeof(*ks));
 	if (ks)
 		ks->syms = malloc((n ? n : 1) * sizeof(*ks->syms));
 	if (!ks || !ks->syms) {
 		free(ks);
 		cap_budget__give(c->budget, bytes);
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	c->charged += bytes;
-	ks->flags = flags;
-	return ks;
-}
-
-/* Symbols count of a table made by ksyms_new() for n, given back what it has no use for. */
-static void ksyms_shrink(struct rep_capture *c, struct cap_ksyms *ks, uint64_t n, uint32_t count)
-{
-	struct cap_ksym *v;
-	uint64_t less = ((n ? n : 1) - (count ? count : 1)) * sizeof(*ks->syms);
-
-	ks->count = count;
-	if (!less)
-		return;
-	v = realloc(ks->syms, (count ? count : 1) * sizeof(*ks->syms));
-	if (v)
-		ks->syms = v;
-	/* a failed shrink keeps the bigger block: the charge follows what ksyms_bytes() says */
-	cap_budget__give(c->budget, less);
-	c->charged -= less;
-}
-
-/* format.md 4.2: a KSYMS record replaces the table (copied: KSYMS_ADD records merge into it). */
-static int set_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksyms *rec)
-{
-	struct cap_ksyms *ks = ksyms_new(c, rec->flags, rec->count);
-
-	if (!ks)
-		return -errno;
-	memcpy(ks->syms, rec->syms, rec->count * sizeof(*rec->syms));
-	ks->count = rec->count;
-	return ksyms_install(c, w, ks);
+	ks->flags = rep_ktable__flags(w->kt);
+	ks->count = n;
+	rep_ktable__copy(w->kt, ks->syms);
+	c->ksyms[c->nksyms - 1] = ks;
+	return 0;
 }
 
 /*
- * Does old overlap a symbol of add? add[0..j) start at or below old->addr and add[j] above it
- * (the merge below takes them in that order); add's ranges do not overlap, so only add[j - 1]
- * and add[j] can. A symbol without a size (KSYMS) counts as its own address only.
+ * Before a record changes the table: when intervals refer to the table in force, keep it for
+ * them and start a new one (an empty slot, filled by keep_table()).
  */
-static bool overlaps(const struct cap_ksym *old, const struct cap_ksyms *add, uint32_t j)
+static int new_table(struct rep_capture *c, struct walk *w)
 {
-	uint64_t old_size = old->size ? old->size : 1;
+	int err;
 
-	if (j && old->addr - add->syms[j - 1].addr < add->syms[j - 1].size)
-		return true;
-	return j < add->count && add->syms[j].addr - old->addr < old_size;
+	if (c->nksyms && !w->ksyms_used)
+		return 0;	/* no kernel frame can resolve with it: changed in place */
+	if (c->nksyms) {
+		err = keep_table(c, w);
+		if (err)
+			return err;
+	}
+	err = grow_array(c, &c->ksyms, c->nksyms, c->nksyms + 1, sizeof(*c->ksyms));
+	if (err)
+		return err;
+	c->ksyms[c->nksyms++] = NULL;
+	w->ksyms_used = false;
+	return 0;
+}
+
+/* format.md 4.2: a KSYMS record replaces the table. */
+static int set_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksyms *rec)
+{
+	int err = new_table(c, w);
+
+	return err ? err : rep_ktable__set(w->kt, rec);
 }
 
 /* format.md 4.10: add's symbols join the table, each replacing every symbol it overlaps. */
 static int add_ksyms(struct rep_capture *c, struct walk *w, const struct cap_ksyms *add)
 {
-	struct cap_ksyms *cur = c->nksyms ? c->ksyms[c->nksyms - 1] : NULL, *ks;
-	uint32_t n = cur ? cur->count : 0, i = 0, j = 0, k = 0;
-	uint32_t flags = (cur ? cur->flags : 0) | add->flags;
-	bool changes = cur && flags != cur->flags;	/* HIDDEN from now on */
-	uint64_t room = (uint64_t)n + add->count;
-	struct cap_ksym *merged;
+	int err = 0;
 
-	/* the merge goes into a new table, which replaces cur's array or becomes a table */
-	ks = ksyms_new(c, flags, room);
-	if (!ks)
-		return -errno;
-	merged = ks->syms;
-	while (i < n || j < add->count) {
-		if (j < add->count && (i == n || add->syms[j].addr <= cur->syms[i].addr)) {
-			/* after a symbol without a size: addresses it named get a new name */
-			changes |= k && !merged[k - 1].size;
-			merged[k++] = add->syms[j++];
-		} else if (overlaps(&cur->syms[i], add, j)) {
-			changes = true;
-			i++;
-		} else {
-			merged[k++] = cur->syms[i++];
-		}
-	}
-	ksyms_shrink(c, ks, room, k);
-	merged = ks->syms;
-	if (cur && !(changes && w->ksyms_used)) {
-		/* in place: cur takes the merged array, ks takes cur's old one to free it */
-		ks->syms = cur->syms;
-		cur->syms = merged;
-		ks->count = cur->count;
-		cur->count = k;
-		cur->flags = flags;
-		ksyms_free(c, ks);
-		return 0;
-	}
-	return ksyms_install(c, w, ks);
+	if (!c->nksyms || rep_ktable__add_changes(w->kt, add))
+		err = new_table(c, w);
+	return err ? err : rep_ktable__add(w->kt, add);
 }
 
 /*
@@ -484,11 +420,12 @@ static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 {
 	struct walk w = { .procs.budget = b };
 	struct rep_capture *c;
-	struct cap_chunk chunk;
+	struct cap_chunk chunk = { 0 };
 	int err = 0, n;
 
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	w.kt = rep_ktable__new(b);
+	if (!c || !w.kt) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -514,6 +451,20 @@ static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 	else
 		c->how = c->has_end ? REP_END_CLEAN : REP_END_UNCLOSED;
 out:
+	/* the table in force as it ended, for the intervals that refer to it */
+	if (c && c->nksyms && !c->ksyms[c->nksyms - 1] && err != -ENOMEM) {
+		int e = keep_table(c, &w);
+
+		if (e == -ENOMEM) {
+			err = e;
+		} else if (e && c->how != REP_END_ERROR) {
+			c->how = REP_END_ERROR;
+			c->err = e;
+			c->err_chunk = chunk.index;
+			c->err_offset = chunk.offset;
+		}
+	}
+	rep_ktable__free(w.kt);
 	proc_table__clear(&w.procs);
 	cap_reader__close(r);
 	if (err) {

@@ -208,6 +208,26 @@ struct rep_capture *rep_capture__load(const char *path, struct cap_budget *b);
 struct rep_capture *rep_capture__load_mem(const void *buf, size_t len, struct cap_budget *b);
 void rep_capture__free(struct rep_capture *c);
 
+/*
+ * The kernel symbol table a walk builds from KSYMS and KSYMS_ADD records (ktable.c, format.md
+ * 4.10), where a record of m symbols costs O(m log n). The symbols are the records' (borrowed
+ * until __free); the nodes are taken from budget b (NULL: no limit).
+ */
+struct rep_ktable;
+
+struct rep_ktable *rep_ktable__new(struct cap_budget *b);
+void rep_ktable__free(struct rep_ktable *t);
+/* The table becomes rec's (a KSYMS record, sorted). 0, -EFBIG, -ENOMEM (then partly filled). */
+int rep_ktable__set(struct rep_ktable *t, const struct cap_ksyms *rec);
+/* Whether adding rec (a KSYMS_ADD record) would change a name an address has in t. */
+bool rep_ktable__add_changes(const struct rep_ktable *t, const struct cap_ksyms *rec);
+/* Add rec's symbols, each replacing those it overlaps. 0, -EFBIG, -ENOMEM. */
+int rep_ktable__add(struct rep_ktable *t, const struct cap_ksyms *rec);
+uint32_t rep_ktable__count(const struct rep_ktable *t);
+uint32_t rep_ktable__flags(const struct rep_ktable *t);
+/* The symbols in address order into out[0..count). */
+void rep_ktable__copy(const struct rep_ktable *t, struct cap_ksym *out);
+
 /* Integer value of a metadata key: false when absent or not a decimal number. */
 bool rep_capture_meta_i64(const struct rep_capture *c, const char *key, int64_t *v);
 /* Wall time (ns since the epoch) of a CLOCK_MONOTONIC time, from the meta clock pair. */
