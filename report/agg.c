@@ -169,7 +169,7 @@ static int reserve_frame_slot(struct rep_model *m, uint32_t id)
 static int intern_frame(struct rep_model_builder *b, struct rep_frame f, uint32_t *id)
 {
 	struct rep_model *m = b->m;
-	char buf[4096];
+	char buf[REP_MAX_FRAME_TEXT];
 	int64_t tid;
 	int err = 0;
 

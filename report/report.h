@@ -53,6 +53,15 @@ static inline uint64_t rep_count_add(uint64_t a, uint64_t b, bool *saturated)
 #define REP_MAX_DEBUG_DIRS 8
 
 /*
+ * Bytes of a name, object path or source file a frame carries (stkreport(1), LIMITS): longer
+ * ones are cut to end with "..." in this many bytes (resolve.c), so that what a report prints
+ * and does per frame is bounded whatever the capture holds.
+ */
+#define REP_MAX_NAME 4096u
+/* Bytes of a frame's text (rep_frame_render()): an address, a name, a file, a module. */
+#define REP_MAX_FRAME_TEXT (3 * REP_MAX_NAME + 128)
+
+/*
  * Default budgets of a run (stkreport(1), --max-memory and --max-debug; format.md 2, "Limits"):
  * the bytes every capture decodes to, with the tables and symbol tables made from them; and the
  * debug data read for source lines, inlined functions and MiniDebugInfo (struct

@@ -5,6 +5,11 @@
  * distinct (object, file offset, return?) of user space and (kernel symbol table, address,
  * return?) of the kernel. agg.c turns them into the model's frames; SQL, pprof and stacksnoop
  * read them.
+ *
+ * Bounds (stkreport(1), LIMITS): every string a frame hands out (names, objects, source files)
+ * is at most REP_MAX_NAME bytes, cut here, so that no output does more per frame than that
+ * however long the capture's strings are; and every address kept takes its bytes from the
+ * run's memory budget.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@ struct rep_resolver {
 	struct rep_frame_info *frames;
 	uint32_t n, frames_cap;
 	bool per_address;		/* REP_RESOLVE_PER_ADDRESS */
+	struct rep_strtab cut;		/* strings over REP_MAX_NAME bytes, cut */
 };
 
 struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct rep_opts *o,
@@ -67,6 +73,7 @@ void rep_resolver__free(struct rep_resolver *r)
 		free(r->frames[i].inl);
 	free(r->frames);
 	free(r->tab);
+	rep_strtab__clear(&r->cut);
 	sym_user__free(r->user);
 	free(r);
 }
@@ -143,36 +150,88 @@ static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
 	return r->kernels[i];
 }
 
-/* Keep what the lookup lends only until the next one: the inline array. */
-static int fill(struct rep_frame_info *f, const struct sym_result *res, bool kernel)
+/*
+ * s, or when it is longer than REP_MAX_NAME bytes, its first bytes up to a UTF-8 boundary and
+ * "..." in REP_MAX_NAME bytes, kept in r->cut (*bytes grows by what that keeps). A capture may
+ * hold names of megabytes: what a frame prints, and the work per frame, stay within this.
+ */
+static const char *bounded(struct rep_resolver *r, const char *s, uint64_t *bytes, int *err)
 {
+	char buf[REP_MAX_NAME + 1];
+	size_t n = REP_MAX_NAME - 3;
+	uint32_t before = r->cut.n;
+	int64_t id;
+
+	if (!s || strnlen(s, REP_MAX_NAME + 1) <= REP_MAX_NAME)
+		return s;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;	/* not inside a UTF-8 sequence */
+	memcpy(buf, s, n);
+	memcpy(buf + n, "...", 4);
+	id = rep_strtab__intern(&r->cut, buf);
+	if (id < 0) {
+		*err = id;
+		return NULL;
+	}
+	if (r->cut.n != before)
+		*bytes += n + 4 + sizeof(char *);
+	return rep_strtab__str(&r->cut, id);
+}
+
+/*
+ * Keep what the lookup lends only until the next one (the inline array), strings bounded.
+ * *bytes: what the frame keeps beyond its slot and record.
+ */
+static int fill(struct rep_resolver *r, struct rep_frame_info *f, const struct sym_result *res,
+		bool kernel, uint64_t *bytes)
+{
+	int err = 0;
+
 	memset(f, 0, sizeof(*f));
-	f->name = res->name;
+	f->name = bounded(r, res->name, bytes, &err);
 	f->offset = res->offset;
 	f->reason = res->reason;
 	f->kernel = kernel;
-	f->module_path = kernel ? NULL : res->module_path;
-	f->module = res->module;	/* kernel: the module's name, NULL for the image */
+	f->module_path = kernel ? NULL : bounded(r, res->module_path, bytes, &err);
+	f->module = bounded(r, res->module, bytes, &err);	/* kernel: the module's name, NULL
+								 * for the image */
 	f->module_offset = res->module_offset;
 	f->build_id = res->build_id;
 	f->build_id_len = res->build_id ? res->build_id_len : 0;
-	f->file = res->file;
+	f->file = bounded(r, res->file, bytes, &err);
 	f->line = res->line;
+	if (err)
+		return err;
 	if (res->ninl && res->inl) {
 		f->inl = malloc(res->ninl * sizeof(*f->inl));
 		if (!f->inl)
 			return -ENOMEM;
-		memcpy(f->inl, res->inl, res->ninl * sizeof(*f->inl));
+		*bytes += res->ninl * sizeof(*f->inl);
+		for (uint32_t i = 0; i < res->ninl && !err; i++) {
+			f->inl[i].name = bounded(r, res->inl[i].name, bytes, &err);
+			f->inl[i].file = bounded(r, res->inl[i].file, bytes, &err);
+			f->inl[i].line = res->inl[i].line;
+		}
 		f->ninl = res->ninl;
 	}
-	return 0;
+	return err;
 }
 
-/* Symbolize a new address into frames[n] and slot s (or the slot growing moved it to). */
+/*
+ * What an address costs beyond its strings: its record and its slot, in arrays that double
+ * (the slots at most half full): twice the record, four slots.
+ */
+#define ADDRESS_BYTES (2 * sizeof(struct rep_frame_info) + 4 * sizeof(struct slot))
+
+/*
+ * Symbolize a new address into frames[n] and slot s (or the slot growing moved it to). Its bytes
+ * come from the memory budget: -EFBIG when they would exceed it.
+ */
 static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const void *key_ctx,
 	       uint64_t key_addr, uint32_t kind, uint64_t addr)
 {
 	bool kernel = kind >= 2, is_return = kind & 1;
+	uint64_t bytes = ADDRESS_BYTES;
 	struct sym_result res;
 	size_t cap = r->cap;
 	int err;
@@ -191,16 +250,21 @@ static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const vo
 		sym_user__lookup(r->user, ctx, addr, is_return, &res);
 	if (kernel && is_return && res.name)
 		res.offset++;	/* looked up addr - 1; the offset is the raw address's */
-	err = fill(&r->frames[r->n], &res, kernel);
-	if (err)
+	err = fill(r, &r->frames[r->n], &res, kernel, &bytes);
+	if (!err && cap_budget__take(r->c->budget, bytes))
+		err = -EFBIG;
+	if (err) {
+		free(r->frames[r->n].inl);
 		return err;
+	}
+	r->charged += bytes;
 	r->frames[r->n].id = r->n;
 	*s = (struct slot){ key_ctx, key_addr, kind, ++r->n };
 	return 0;
 }
 
 /* The symbolizer context of row `row`'s kernel or user frames: a struct sym_kernel (NULL when
- * out of memory) or the row's struct cap_process (which may be NULL). */
+ * over the budget or out of memory) or the row's struct cap_process (which may be NULL). */
 static const void *context(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
 			   bool kernel)
 {

@@ -5,6 +5,12 @@
 
 #include "sym_internal.h"
 
+/*
+ * Longest name tried: libiberty takes time and memory in proportion to the name (and refuses
+ * C++ names over about 1000 bytes anyway), and a capture may hold names of megabytes.
+ */
+#define DEMANGLE_MAX 4096u
+
 char *sym_demangle(const char *name)
 {
 	/*
@@ -14,6 +20,8 @@ char *sym_demangle(const char *name)
 	 */
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R' &&
 			       !(name[1] == '_' && name[2] == 'Z')))
+		return NULL;
+	if (strnlen(name, DEMANGLE_MAX + 1) > DEMANGLE_MAX)
 		return NULL;
 	if (name[1] == '_')
 		name++;

@@ -332,9 +332,14 @@ static void call_site(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, const c
 		*line = w;
 }
 
+/* Longest directory or file name joined (a hostile unit may hold names of megabytes). */
+#define PATH_PART_MAX 4096
+
 /*
  * DWARF 5 line tables name files relative to the compile directory; print them as addr2line
- * does, absolute, so that a name means the same whichever directory the report runs in.
+ * does, absolute, so that a name means the same whichever directory the report runs in. Each
+ * part is cut at PATH_PART_MAX bytes: a lookup must not cost what a hostile name's length is
+ * (the resolver cuts what frames carry further, resolve.c).
  */
 static const char *abs_path(struct sym_dwarf *d, Dwarf_Die *cu, const char *name)
 {
@@ -346,7 +351,7 @@ static const char *abs_path(struct sym_dwarf *d, Dwarf_Die *cu, const char *name
 	if (!name || name[0] == '/')
 		return name;
 	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
-	if (!dir || !*dir || asprintf(&s, "%s/%s", dir, name) < 0)
+	if (!dir || !*dir || asprintf(&s, "%.*s/%.*s", PATH_PART_MAX, dir, PATH_PART_MAX, name) < 0)
 		return name;
 	id = rep_strtab__intern(&d->paths, s);
 	free(s);
