@@ -14,7 +14,9 @@
  * (struct rep_group), and the filters of filter.c drop rows and stacks before merging.
  *
  * Cost: every distinct address is symbolized once (struct rep_resolver, resolve.c) and turned
- * into frames once (struct run); frames and stacks are hashed, never compared pairwise.
+ * into frames once (struct run); frames and stacks are hashed, never compared pairwise. Memory:
+ * the model and the builder's tables take their bytes from the run's memory budget (o->memory)
+ * as they grow; over it, building fails with -EFBIG.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,6 +59,7 @@ struct rep_model_builder {
 	char *key;			/* address_key()'s text */
 	size_t key_cap;
 	uint32_t empty;			/* id of "" */
+	struct rep_charge charge;	/* the tables above, until the model is built */
 };
 
 /* snprintf that never lets *n run past len, so later appends stay in bounds */
@@ -153,6 +156,8 @@ static int reserve_frame_slot(struct rep_model *m, uint32_t id)
 		return 0;
 	while (cap <= id)
 		cap *= 2;
+	if (rep_charge__take(&m->charge, (uint64_t)(cap - m->frames_cap) * sizeof(*v)))
+		return -EFBIG;
 	v = realloc(m->frames, cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -206,6 +211,8 @@ static int reserve_runs(struct rep_model_builder *b, uint32_t n)
 		return 0;
 	while (cap < b->nruns + n)
 		cap *= 2;
+	if (rep_charge__take(&b->charge, (uint64_t)(cap - b->runs_cap) * sizeof(*v)))
+		return -EFBIG;
 	v = realloc(b->runs, cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -275,8 +282,11 @@ static int frames_of(struct rep_model_builder *b, uint32_t id, uint64_t addr,
 	}
 	if (b->nrun_of == b->run_of_cap) {
 		uint32_t cap = b->run_of_cap ? b->run_of_cap * 2 : 4096;
-		struct run *v = realloc(b->run_of, cap * sizeof(*v));
+		struct run *v;
 
+		if (rep_charge__take(&b->charge, (uint64_t)(cap - b->run_of_cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(b->run_of, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		b->run_of = v;
@@ -301,6 +311,8 @@ static int reserve_frames(struct rep_model_builder *b, uint32_t n)
 	if (n <= m->frame_buf_cap)
 		return 0;
 	n = n < 256 ? 256 : n * 2;
+	if (rep_charge__take(&b->charge, (uint64_t)(n - m->frame_buf_cap) * (sizeof(*v) + 1)))
+		return -EFBIG;
 	v = realloc(m->frame_buf, n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -382,6 +394,7 @@ static int merge(struct rep_model *m, struct rep_stack *s)
 	uint64_t h = stack_hash(s);
 	uint32_t val, n = s->nk + s->nu;
 	uint32_t *frames;
+	int err;
 
 	if (rep_htab__find(&m->index, h, stack_eq, &key, &val)) {
 		m->stacks[val].count = rep_count_add(m->stacks[val].count, s->count, NULL);
@@ -389,21 +402,28 @@ static int merge(struct rep_model *m, struct rep_stack *s)
 	}
 	if (m->nstacks == m->cap) {
 		uint32_t cap = m->cap ? m->cap * 2 : 256;
-		struct rep_stack *v = realloc(m->stacks, cap * sizeof(*v));
+		struct rep_stack *v;
 
+		if (rep_charge__take(&m->charge, (uint64_t)(cap - m->cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(m->stacks, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		m->stacks = v;
 		m->cap = cap;
 	}
+	/* malloc's own 8 bytes, rounded to 16 */
+	if (rep_charge__take(&m->charge, (n * sizeof(*frames) + 8 + 15) & ~(uint64_t)15))
+		return -EFBIG;
 	frames = malloc(n ? n * sizeof(*frames) : 1);
 	if (!frames)
 		return -ENOMEM;
 	if (n)	/* frame_buf may still be NULL */
 		memcpy(frames, s->frames, n * sizeof(*frames));
-	if (rep_htab__insert(&m->index, h, m->nstacks)) {
+	err = rep_htab__insert(&m->index, h, m->nstacks);
+	if (err) {
 		free(frames);
-		return -ENOMEM;
+		return err;
 	}
 	m->stacks[m->nstacks] = *s;
 	m->stacks[m->nstacks].frames = frames;
@@ -438,6 +458,7 @@ static int64_t group_id(struct rep_model_builder *b, const char *value, int64_t 
 	struct group_key k = { m, 0 };
 	int64_t lid, vid;
 	uint32_t id;
+	int err;
 
 	snprintf(label, sizeof(label), "%s=%s", by_names[b->o->by], value);
 	lid = rep_strtab__intern(&m->strs, label);
@@ -451,15 +472,19 @@ static int64_t group_id(struct rep_model_builder *b, const char *value, int64_t 
 		return vid;
 	if (m->ngroups == m->groups_cap) {
 		uint32_t cap = m->groups_cap ? m->groups_cap * 2 : 16;
-		struct rep_group *v = realloc(m->groups, cap * sizeof(*v));
+		struct rep_group *v;
 
+		if (rep_charge__take(&m->charge, (uint64_t)(cap - m->groups_cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(m->groups, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		m->groups = v;
 		m->groups_cap = cap;
 	}
-	if (rep_htab__insert(&m->group_index, rep_hash_u64(0, lid), m->ngroups))
-		return -ENOMEM;
+	err = rep_htab__insert(&m->group_index, rep_hash_u64(0, lid), m->ngroups);
+	if (err)
+		return err;
 	m->groups[m->ngroups] = (struct rep_group){ .label = lid, .value = vid, .key = key };
 	return m->ngroups++;
 }
@@ -548,6 +573,8 @@ static int stack_matches(struct rep_model_builder *b, const uint32_t *frames, ui
 
 			while (cap <= id)
 				cap *= 2;
+			if (rep_charge__take(&b->charge, cap - b->grep_cap))
+				return -EFBIG;
 			v = realloc(b->grep, cap);
 			if (!v)
 				return -ENOMEM;
@@ -764,6 +791,7 @@ static void builder_free(struct rep_model_builder *b)
 	free(b->reasons);
 	free(b->grep);
 	free(b->key);
+	rep_charge__clear(&b->charge);
 	rep_filter__free(b->filter);
 	free(b);
 }
@@ -782,6 +810,9 @@ static int reserve_sections(struct rep_model *m, uint32_t n)
 	if (need <= m->sections_cap)
 		return 0;
 	need = need < 2 * m->sections_cap ? 2 * m->sections_cap : need;
+	if (rep_charge__take(&m->charge, (uint64_t)(need - m->sections_cap) *
+			     (sizeof(*end) + sizeof(*wall))))
+		return -EFBIG;
 	end = realloc(m->section_end_ns, need * sizeof(*end));
 	if (end)
 		m->section_end_ns = end;
@@ -846,12 +877,15 @@ int rep_model__begin(struct rep_model *m, const struct rep_opts *o,
 	memset(m, 0, sizeof(*m));
 	m->cfg = *cfg;
 	m->nsections = o->timestamp ? 0 : 1;
+	m->charge.budget = m->index.charge.budget = m->group_index.charge.budget = o->memory;
+	rep_strtab__set_budget(&m->strs, o->memory);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	m->builder = b;
 	b->m = m;
 	b->o = o;
+	b->charge.budget = o->memory;
 	b->filter = rep_filter__new(o);
 	if (!b->filter)
 		return errno == ENOMEM ? -ENOMEM : -errno;
@@ -951,5 +985,6 @@ void rep_model__clear(struct rep_model *m)
 	rep_htab__clear(&m->index);
 	rep_htab__clear(&m->group_index);
 	rep_strtab__clear(&m->strs);
+	rep_charge__clear(&m->charge);
 	memset(m, 0, sizeof(*m));
 }

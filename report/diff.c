@@ -44,12 +44,16 @@ struct diff {
 	uint32_t *stamp;		/* per function: last stack that counted it */
 	uint32_t fcap;
 	uint64_t total[2];
+	struct rep_charge charge;	/* the arrays above, from the run's budget */
 };
 
-static int grow_u64(uint64_t **v, uint32_t old, uint32_t cap)
+static int grow_u64(struct diff *d, uint64_t **v, uint32_t old, uint32_t cap)
 {
-	uint64_t *n = realloc(*v, cap * sizeof(*n));
+	uint64_t *n;
 
+	if (rep_charge__take(&d->charge, (uint64_t)(cap - old) * sizeof(*n)))
+		return -EFBIG;
+	n = realloc(*v, cap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	memset(n + old, 0, (cap - old) * sizeof(*n));
@@ -60,13 +64,17 @@ static int grow_u64(uint64_t **v, uint32_t old, uint32_t cap)
 static int reserve_lines(struct diff *d, uint32_t id)
 {
 	uint32_t cap = d->cap ? d->cap : 256;
+	int err;
 
 	if (id < d->cap)
 		return 0;
 	while (cap <= id)
 		cap *= 2;
-	if (grow_u64(&d->count[0], d->cap, cap) || grow_u64(&d->count[1], d->cap, cap))
-		return -ENOMEM;
+	err = grow_u64(d, &d->count[0], d->cap, cap);
+	if (!err)
+		err = grow_u64(d, &d->count[1], d->cap, cap);
+	if (err)
+		return err;
 	d->cap = cap;
 	return 0;
 }
@@ -75,13 +83,19 @@ static int reserve_funcs(struct diff *d, uint32_t id)
 {
 	uint32_t cap = d->fcap ? d->fcap : 256;
 	uint32_t *s;
+	int err;
 
 	if (id < d->fcap)
 		return 0;
 	while (cap <= id)
 		cap *= 2;
-	if (grow_u64(&d->incl[0], d->fcap, cap) || grow_u64(&d->incl[1], d->fcap, cap))
-		return -ENOMEM;
+	err = grow_u64(d, &d->incl[0], d->fcap, cap);
+	if (!err)
+		err = grow_u64(d, &d->incl[1], d->fcap, cap);
+	if (err)
+		return err;
+	if (rep_charge__take(&d->charge, (uint64_t)(cap - d->fcap) * sizeof(*s)))
+		return -EFBIG;
 	s = realloc(d->stamp, cap * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -310,6 +324,7 @@ static void diff_clear(struct diff *d)
 	free(d->incl[0]);
 	free(d->incl[1]);
 	free(d->stamp);
+	rep_charge__clear(&d->charge);
 }
 
 /*
@@ -322,11 +337,13 @@ static int diff_run(FILE *out, FILE *msgs, const char *svg_path, struct rep_capt
 {
 	struct rep_model before = { 0 };
 	struct rep_model_cfg cfg;
-	struct diff d = { 0 };
+	struct diff d = { .charge.budget = o->memory };
 	uint32_t stack_no = 0;
 	double factor = 1;
 	int err;
 
+	rep_strtab__set_budget(&d.lines, o->memory);
+	rep_strtab__set_budget(&d.funcs, o->memory);
 	rep_model_cfg_for(&emit_folded, o, caps[1], &cfg);
 	err = rep_model__build_many(&before, (const struct rep_capture *const *)&caps[0], &names[0],
 				    1, o, &cfg);
@@ -339,11 +356,12 @@ static int diff_run(FILE *out, FILE *msgs, const char *svg_path, struct rep_capt
 		factor = diff_factor(caps[0], caps[1], msgs);
 	if (o->svg_out) {
 		err = emit_svg_diff(svg_path ? NULL : out, svg_path, &before, m, o, factor);
-		if (err) {
+		if (err && err != -EFBIG) {
 			fprintf(msgs, "stkreport: %s: %s\n",
 				svg_path ? svg_path : "standard output", cap_output_strerror(err));
-			goto out;
 		}
+		if (err)
+			goto out;
 	}
 	err = add_model(&d, 0, &before, o, &stack_no);
 	if (!err)
@@ -357,7 +375,8 @@ static int diff_run(FILE *out, FILE *msgs, const char *svg_path, struct rep_capt
 	}
 	if (!err && !o->quiet)
 		err = print_shares(msgs, &d, names);
-	if (err)
+	/* over the budget: rep_run() says so */
+	if (err && err != -EFBIG)
 		fprintf(msgs, "stkreport: --diff: %s\n", strerror(-err));
 out:
 	diff_clear(&d);

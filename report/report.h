@@ -375,6 +375,8 @@ struct rep_model {
 	struct rep_htab group_index;
 	uint32_t *frame_buf;		/* scratch */
 	uint32_t frame_buf_cap;
+	struct rep_charge charge;	/* the arrays above, from the run's memory budget (the
+					 * tables charge theirs): given back by __clear */
 };
 
 /* The frame record of frame id id (a stack's frames[i]). */

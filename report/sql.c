@@ -8,6 +8,11 @@
  * deduplicated by content (context + addresses) across intervals; every distinct (object, file
  * offset) or (kernel symbol table, address) is symbolized once (resolve.c).
  *
+ * Memory: the database is in memory, and it is the run's too (--max-memory): what SQLite holds
+ * is taken from the run's budget after every row (struct sql_heap), and SQLite's own hard heap
+ * limit keeps one statement (an index, VACUUM INTO, a query) from going past what was left
+ * when the run began. Over either, the run ends with the budget's error (-EFBIG).
+ *
  * Safety: after loading, the connection turns query_only and defensive, attaches nothing, loads
  * no extension, and an authorizer admits only reads, functions other than a few dangerous ones,
  * and introspection pragmas. The user's query is one statement; its refusal is one line.
@@ -128,6 +133,52 @@ static const char *const insert_sql[ST__COUNT] = {
 	[ST_STACK_FUNCTION] = "INSERT OR IGNORE INTO stack_functions VALUES (?,?,?)",
 };
 
+/*
+ * SQLite's heap, counted in the run's budget: sqlite3_memory_used() is all SQLite holds (one
+ * connection, this one), taken from the budget as it grows and given back as it shrinks.
+ */
+struct sql_heap {
+	struct cap_budget *budget;
+	uint64_t charged;
+};
+
+/* Set SQLite's hard heap limit to what b has left (none without a limit). */
+static void sql_heap_start(struct sql_heap *h, struct cap_budget *b)
+{
+	uint64_t left = b && b->limit ? (b->used < b->limit ? b->limit - b->used : 1) : 0;
+
+	*h = (struct sql_heap){ .budget = b };
+	sqlite3_hard_heap_limit64(left > INT64_MAX ? INT64_MAX : (int64_t)left);
+}
+
+/* A result code that says SQLite's hard heap limit, the run's budget, was reached. */
+static bool over_heap_limit(int rc)
+{
+	return (rc & 0xff) == SQLITE_NOMEM && sqlite3_hard_heap_limit64(-1) > 0;
+}
+
+/* Charge what SQLite holds now: 0, or -EFBIG when the budget has not that much left. */
+static int sql_heap_sync(struct sql_heap *h)
+{
+	uint64_t used = (uint64_t)sqlite3_memory_used();
+
+	if (used < h->charged) {
+		cap_budget__give(h->budget, h->charged - used);
+	} else if (used > h->charged) {
+		if (cap_budget__take(h->budget, used - h->charged))
+			return -EFBIG;
+	}
+	h->charged = used;
+	return 0;
+}
+
+static void sql_heap_end(struct sql_heap *h)
+{
+	cap_budget__give(h->budget, h->charged);
+	h->charged = 0;
+	sqlite3_hard_heap_limit64(0);
+}
+
 /* A stack already inserted: its content, to find it again. */
 struct stack_ent {
 	const void *ctx;	/* process record (user) or kernel symbol table + 1 (kernel) */
@@ -139,6 +190,8 @@ struct stack_ent {
 struct loader {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST__COUNT];
+	struct sql_heap *heap;
+	struct rep_charge charge;	/* the arrays below (the tables charge theirs) */
 	const struct rep_opts *o;
 	const struct rep_capture *c;	/* the capture being loaded */
 	int64_t capture;
@@ -153,6 +206,7 @@ struct loader {
 	/* distinct function names of the stack being inserted, for stack_functions */
 	const char **fnames;
 	uint32_t nfnames, fnames_cap;
+	struct rep_htab fname_index;
 	/* process records of this capture -> processes.id */
 	struct rep_htab proc_index;
 	const struct cap_process **procs;
@@ -186,11 +240,13 @@ static int step(struct loader *l, int which)
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	if (rc == SQLITE_DONE)
-		return 0;
+		return sql_heap_sync(l->heap);
 	if (rc == SQLITE_INTERRUPT) {
 		fprintf(stderr, "stkreport: --sql: interrupted\n");
 		return -EINTR;
 	}
+	if (over_heap_limit(rc))
+		return -EFBIG;	/* rep_run() names the budget */
 	return db_error(l->db, "load");
 }
 
@@ -360,15 +416,19 @@ static int put_process(struct loader *l, const struct cap_process *p)
 		return 0;
 	if (l->nprocs == l->procs_cap) {
 		uint32_t cap = l->procs_cap ? l->procs_cap * 2 : 64;
-		const struct cap_process **v = realloc(l->procs, cap * sizeof(*v));
+		const struct cap_process **v;
 
+		if (rep_charge__take(&l->charge, (uint64_t)(cap - l->procs_cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(l->procs, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		l->procs = v;
 		l->procs_cap = cap;
 	}
-	if (rep_htab__insert(&l->proc_index, h, l->nprocs))
-		return -ENOMEM;
+	err = rep_htab__insert(&l->proc_index, h, l->nprocs);
+	if (err)
+		return err;
 	l->procs[l->nprocs++] = p;
 	id = ++l->next_process;
 	sqlite3_bind_int64(s, 1, id);
@@ -469,26 +529,44 @@ static int put_frame(struct loader *l, int64_t stack, uint32_t depth, uint32_t i
 	return step(l, ST_FRAME);
 }
 
-/* Remember name (once) among the functions of the stack being inserted. */
+struct fname_key {
+	const struct loader *l;
+	const char *name;
+};
+
+static bool fname_eq(const void *ctx, uint32_t val)
+{
+	const struct fname_key *k = ctx;
+
+	return !strcmp(k->l->fnames[val], k->name);
+}
+
+/*
+ * Remember name (once) among the functions of the stack being inserted: hashed, so that a stack
+ * of a thousand frames with as many names costs a thousand lookups, not a million compares.
+ */
 static int note_function(struct loader *l, const char *name)
 {
-	uint32_t i;
+	struct fname_key key = { l, name ? name : "[unknown]" };
+	uint64_t h = rep_hash_bytes(0, key.name, strlen(key.name));
+	uint32_t val;
 
-	name = name ? name : "[unknown]";
-	for (i = 0; i < l->nfnames; i++)
-		if (!strcmp(l->fnames[i], name))
-			return 0;
+	if (rep_htab__find(&l->fname_index, h, fname_eq, &key, &val))
+		return 0;
 	if (l->nfnames == l->fnames_cap) {
 		uint32_t cap = l->fnames_cap ? l->fnames_cap * 2 : 64;
-		const char **v = realloc(l->fnames, cap * sizeof(*v));
+		const char **v;
 
+		if (rep_charge__take(&l->charge, (uint64_t)(cap - l->fnames_cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(l->fnames, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		l->fnames = v;
 		l->fnames_cap = cap;
 	}
-	l->fnames[l->nfnames++] = name;
-	return 0;
+	l->fnames[l->nfnames] = key.name;
+	return rep_htab__insert(&l->fname_index, h, l->nfnames++);
 }
 
 /* stack_functions: each function once per stack, so totals count a sample once (recursion) */
@@ -505,6 +583,7 @@ static int put_stack_functions(struct loader *l, int64_t stack, bool kernel)
 		err = step(l, ST_STACK_FUNCTION);
 	}
 	l->nfnames = 0;
+	rep_htab__clear(&l->fname_index);
 	return err;
 }
 
@@ -556,6 +635,9 @@ static int grow_stacks(struct loader *l)
 	uint64_t *counts;
 	int64_t *ids;
 
+	if (rep_charge__take(&l->charge, (uint64_t)(cap - l->stacks_cap) *
+			     (sizeof(*v) + sizeof(*ids) + sizeof(*counts))))
+		return -EFBIG;
 	v = realloc(l->stacks, cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -603,10 +685,11 @@ static int stack_id(struct loader *l, const struct rep_interval *ri, uint32_t ro
 						     NULL);
 		return 0;
 	}
-	if (l->nstacks == l->stacks_cap && grow_stacks(l))
-		return -ENOMEM;
-	if (rep_htab__insert(&l->stack_index, h, l->nstacks))
-		return -ENOMEM;
+	err = l->nstacks == l->stacks_cap ? grow_stacks(l) : 0;
+	if (!err)
+		err = rep_htab__insert(&l->stack_index, h, l->nstacks);
+	if (err)
+		return err;
 	*id = ++l->next_stack;
 	l->stacks[l->nstacks] = e;
 	l->stack_counts[l->nstacks] = iv->rows[row].count;
@@ -759,10 +842,8 @@ static void loader_reset(struct loader *l)
 	rep_resolver__free(l->res);
 	l->res = NULL;
 	rep_htab__clear(&l->stack_index);
-	memset(&l->stack_index, 0, sizeof(l->stack_index));
 	l->nstacks = 0;
 	rep_htab__clear(&l->proc_index);
-	memset(&l->proc_index, 0, sizeof(l->proc_index));
 	l->nprocs = 0;
 }
 
@@ -797,6 +878,10 @@ static int exec(sqlite3 *db, const char *sql, const char *what)
 
 	if (rc == SQLITE_OK)
 		return 0;
+	if (over_heap_limit(rc)) {
+		sqlite3_free(msg);
+		return -EFBIG;
+	}
 	if (rc == SQLITE_INTERRUPT)
 		fprintf(stderr, "stkreport: --sql: interrupted\n");
 	else
@@ -808,6 +893,7 @@ static int exec(sqlite3 *db, const char *sql, const char *what)
 /* The database being loaded: a loader and its statements over an in-memory SQLite. */
 struct rep_sql {
 	struct loader l;
+	struct sql_heap heap;
 	const struct rep_opts *o;
 };
 
@@ -820,7 +906,9 @@ static void loader_free(struct loader *l)
 	free(l->stack_counts);
 	free(l->fnames);
 	free(l->procs);
+	rep_htab__clear(&l->fname_index);
 	rep_strtab__clear(&l->objects);
+	rep_charge__clear(&l->charge);
 }
 
 /* An ENOMEM of the loader is said here; SQLite's errors were said where they happened. */
@@ -835,6 +923,9 @@ static int load_begin(struct loader *l)
 {
 	int err, i;
 
+	l->charge.budget = l->stack_index.charge.budget = l->proc_index.charge.budget = l->o->memory;
+	l->fname_index.charge.budget = l->o->memory;
+	rep_strtab__set_budget(&l->objects, l->o->memory);
 	/* nothing to recover if loading fails half way: no journal, no syncs */
 	err = exec(l->db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", "set up");
 	if (!err)
@@ -873,8 +964,9 @@ static int write_db(sqlite3 *db, const char *path)
 	if (sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &s, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(s, 1, tmp, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_step(s) != SQLITE_DONE) {
-		fprintf(stderr, "stkreport: %s: %s\n", path, sqlite3_errmsg(db));
-		err = -EIO;
+		err = over_heap_limit(sqlite3_errcode(db)) ? -EFBIG : -EIO;
+		if (err == -EIO)
+			fprintf(stderr, "stkreport: %s: %s\n", path, sqlite3_errmsg(db));
 	} else if (rename(tmp, path)) {
 		err = -errno;
 		fprintf(stderr, "stkreport: %s: %s\n", path, strerror(errno));
@@ -1036,6 +1128,7 @@ struct table {
 	size_t n, cap;
 	bool *numeric;		/* per column: every non-NULL value is a number */
 	size_t *widths;
+	struct rep_charge charge;	/* cells are held until the last row: the run's budget */
 };
 
 static int table_push(struct table *t, const char *s)
@@ -1044,8 +1137,11 @@ static int table_push(struct table *t, const char *s)
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **v = realloc(t->cells, cap * sizeof(*v));
+		char **v;
 
+		if (rep_charge__take(&t->charge, (cap - t->cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(t->cells, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		t->cells = v;
@@ -1054,6 +1150,10 @@ static int table_push(struct table *t, const char *s)
 	/* cells hold what prints (escape.h): widths are measured on it */
 	if (s && !(copy = rep_escape_dup(s, 0)))
 		return -ENOMEM;
+	if (copy && rep_charge__take(&t->charge, strlen(copy) + 1 + 16)) {
+		free(copy);
+		return -EFBIG;
+	}
 	t->cells[t->n++] = copy;
 	return 0;
 }
@@ -1229,6 +1329,8 @@ static int query_error(sqlite3 *db, int rc, const struct guard *g)
 		fprintf(stderr, "stkreport: --sql: interrupted\n");
 		return -EINTR;
 	}
+	if (over_heap_limit(rc))
+		return -EFBIG;
 	fprintf(stderr, "stkreport: --sql: %s\n", sqlite3_errmsg(db));
 	return -EINVAL;
 }
@@ -1237,7 +1339,7 @@ static int run_rows(FILE *out, sqlite3 *db, sqlite3_stmt *s, const struct rep_op
 		    const struct guard *g)
 {
 	int ncols = sqlite3_column_count(s), c, rc, err = 0;
-	struct table t = { .ncols = ncols };
+	struct table t = { .ncols = ncols, .charge.budget = o->memory };
 	size_t nrows = 0, i;
 
 	if (!o->csv && !o->json) {
@@ -1316,6 +1418,7 @@ out:
 	free(t.cells);
 	free(t.numeric);
 	free(t.widths);
+	rep_charge__clear(&t.charge);
 	return err;
 }
 
@@ -1375,6 +1478,8 @@ struct rep_sql *rep_sql__open(const struct rep_opts *o)
 	}
 	q->o = o;
 	q->l.o = o;
+	q->l.heap = &q->heap;
+	sql_heap_start(&q->heap, o->memory);
 	/* one thread: no mutexes */
 	if (sqlite3_open_v2(":memory:", &q->l.db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -1412,6 +1517,7 @@ void rep_sql__close(struct rep_sql *q)
 		sqlite3_finalize(q->l.st[i]);
 	loader_free(&q->l);
 	sqlite3_close(q->l.db);
+	sql_heap_end(&q->heap);
 	free(q);
 }
 
@@ -1425,6 +1531,8 @@ int rep_sql__finish(struct rep_sql *q, FILE *out, const struct rep_opts *const *
 	err = exec(db, finish_sql, "index");
 	if (!err)
 		err = exec(db, "COMMIT", "commit");
+	if (!err)
+		err = sql_heap_sync(&q->heap);
 	if (!err && q->o->sqlite_out)
 		err = write_db(db, q->o->sqlite_out);
 	for (i = 0; i < nq && !err; i++) {

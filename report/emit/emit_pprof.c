@@ -19,7 +19,8 @@
  *
  * Captures come one at a time, and nothing of one is kept but the profile's tables: a first
  * pass weighs each (rep_pprof__weigh(): which process is the profile's main one), the second
- * adds its rows (rep_pprof__add()).
+ * adds its rows (rep_pprof__add()). Everything built, the profile's bytes included, takes
+ * its memory from the run's budget (o->memory).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,8 +40,16 @@ enum { PB_VARINT = 0, PB_LEN = 2 };
 struct pb {
 	uint8_t *buf;
 	size_t n, cap;
-	int err;		/* -ENOMEM once an append failed; later appends do nothing */
+	int err;		/* -ENOMEM or -EFBIG once an append failed; later appends do nothing */
+	struct rep_charge charge;	/* buf, from the run's budget (charge.budget) */
 };
+
+static void pb_free(struct pb *p)
+{
+	free(p->buf);
+	p->buf = NULL;
+	rep_charge__clear(&p->charge);
+}
 
 static void pb_put(struct pb *p, const void *data, size_t len)
 {
@@ -52,6 +61,10 @@ static void pb_put(struct pb *p, const void *data, size_t len)
 
 		while (cap < p->n + len)
 			cap *= 2;
+		if (rep_charge__take(&p->charge, cap - p->cap)) {
+			p->err = -EFBIG;
+			return;
+		}
 		v = realloc(p->buf, cap);
 		if (!v) {
 			p->err = -ENOMEM;
@@ -171,7 +184,8 @@ struct rep_pprof {
 	struct rep_htab sample_index;
 	uint32_t *locbuf;
 	uint32_t locbuf_cap;
-	char key[8192];
+	struct rep_charge charge;	/* the arrays above (the tables and pbs charge theirs) */
+	char key[2 * REP_MAX_NAME + 128];	/* two bounded strings (resolve.c) and a prefix */
 };
 
 static int64_t str_id(struct rep_pprof *b, const char *s)
@@ -196,8 +210,11 @@ static int key_lookup(struct rep_pprof *b, uint32_t *counter, uint32_t *id)
 	}
 	if (b->keys.n > b->key_ids_cap) {
 		uint32_t cap = b->key_ids_cap ? b->key_ids_cap * 2 : 1024;
-		uint32_t *v = realloc(b->key_ids, cap * sizeof(*v));
+		uint32_t *v;
 
+		if (rep_charge__take(&b->charge, (uint64_t)(cap - b->key_ids_cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(b->key_ids, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		b->key_ids = v;
@@ -219,7 +236,7 @@ static int function_id(struct rep_pprof *b, const char *name, const char *file, 
 	n = str_id(b, name);
 	f = str_id(b, file);
 	if (n < 0 || f < 0)
-		return -ENOMEM;
+		return n < 0 ? n : f;
 	pb_int(&b->tmp2, FUNCTION_ID, *id);
 	pb_int(&b->tmp2, FUNCTION_NAME, n);
 	/* the raw (mangled) name is not kept apart from the demangled one by the symbolizer */
@@ -235,7 +252,7 @@ static int put_mapping(struct rep_pprof *b, uint32_t id, uint64_t start, uint64_
 	int64_t f = str_id(b, path), bid = str_id(b, build_id);
 
 	if (f < 0 || bid < 0)
-		return -ENOMEM;
+		return f < 0 ? f : bid;
 	pb_int(&b->tmp, MAPPING_ID, id);
 	pb_int(&b->tmp, MAPPING_MEMORY_START, start);
 	pb_int(&b->tmp, MAPPING_MEMORY_LIMIT, limit);
@@ -361,6 +378,8 @@ static int reserve_locs(struct rep_pprof *b, uint32_t n)
 
 	if (n <= b->locbuf_cap)
 		return 0;
+	if (rep_charge__take(&b->charge, (uint64_t)(n - b->locbuf_cap) * sizeof(*v)))
+		return -EFBIG;
 	v = realloc(b->locbuf, n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -486,6 +505,7 @@ static int merge_sample(struct rep_pprof *b, struct sample *s)
 	struct sample_key key = { b, s };
 	uint64_t h = rep_hash_u64(rep_hash_u64(s->pid, s->tid), (uint64_t)s->comm << 32 | s->probe);
 	uint32_t val;
+	int err;
 
 	h = rep_hash_u64(h, (uint64_t)s->host << 32 | s->capture);
 	h = rep_hash_bytes(h, s->locs, s->nlocs * sizeof(*s->locs));
@@ -495,21 +515,27 @@ static int merge_sample(struct rep_pprof *b, struct sample *s)
 	}
 	if (b->nsamples == b->samples_cap) {
 		uint32_t cap = b->samples_cap ? b->samples_cap * 2 : 256;
-		struct sample *v = realloc(b->samples, cap * sizeof(*v));
+		struct sample *v;
 
+		if (rep_charge__take(&b->charge, (uint64_t)(cap - b->samples_cap) * sizeof(*v)))
+			return -EFBIG;
+		v = realloc(b->samples, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		b->samples = v;
 		b->samples_cap = cap;
 	}
+	if (rep_charge__take(&b->charge, ((uint64_t)s->nlocs * sizeof(*s->locs) + 8 + 15) & ~15ull))
+		return -EFBIG;
 	s->locs = malloc(s->nlocs ? s->nlocs * sizeof(*s->locs) : 1);
 	if (!s->locs)
 		return -ENOMEM;
 	if (s->nlocs)
 		memcpy(s->locs, b->locbuf, s->nlocs * sizeof(*s->locs));
-	if (rep_htab__insert(&b->sample_index, h, b->nsamples)) {
+	err = rep_htab__insert(&b->sample_index, h, b->nsamples);
+	if (err) {
 		free(s->locs);
-		return -ENOMEM;
+		return err;
 	}
 	b->samples[b->nsamples++] = *s;
 	return 0;
@@ -799,7 +825,7 @@ static int value_type(struct rep_pprof *b, struct pb *out, uint32_t field, const
 	int64_t t = str_id(b, type), u = str_id(b, unit);
 
 	if (t < 0 || u < 0)
-		return -ENOMEM;
+		return t < 0 ? t : u;
 	pb_int(&b->tmp, VALUE_TYPE_TYPE, t);
 	pb_int(&b->tmp, VALUE_TYPE_UNIT, u);
 	pb_msg(out, field, &b->tmp);
@@ -811,7 +837,7 @@ static int label(struct rep_pprof *b, struct pb *out, const char *key, int64_t s
 	int64_t k = str_id(b, key);
 
 	if (k < 0)
-		return -ENOMEM;
+		return k;
 	pb_int(&b->tmp2, LABEL_KEY, k);
 	pb_int(&b->tmp2, LABEL_STR, str);
 	pb_int(&b->tmp2, LABEL_NUM, num);
@@ -991,6 +1017,11 @@ struct rep_pprof *rep_pprof__new(const struct rep_opts *o)
 	b->o = o;
 	b->kind.first_ns = INT64_MAX;
 	b->kind.last_ns = INT64_MIN;
+	b->charge.budget = b->sample_index.charge.budget = o->memory;
+	b->functions.charge.budget = b->mappings.charge.budget = o->memory;
+	b->locations.charge.budget = b->tmp.charge.budget = b->tmp2.charge.budget = o->memory;
+	rep_strtab__set_budget(&b->strs, o->memory);
+	rep_strtab__set_budget(&b->keys, o->memory);
 	b->filter = rep_filter__new(o);
 	/* string 0 must be "" (profile.proto) */
 	if (!b->filter || str_id(b, "") < 0) {
@@ -1014,13 +1045,14 @@ void rep_pprof__free(struct rep_pprof *b)
 	rep_strtab__clear(&b->strs);
 	rep_strtab__clear(&b->keys);
 	free(b->key_ids);
-	free(b->functions.buf);
-	free(b->mappings.buf);
-	free(b->locations.buf);
-	free(b->tmp.buf);
-	free(b->tmp2.buf);
+	pb_free(&b->functions);
+	pb_free(&b->mappings);
+	pb_free(&b->locations);
+	pb_free(&b->tmp);
+	pb_free(&b->tmp2);
 	free(b->locbuf);
 	rep_filter__free(b->filter);
+	rep_charge__clear(&b->charge);
 	free(b);
 }
 
@@ -1030,6 +1062,7 @@ static int build(struct rep_pprof *b, struct pb *out)
 	int err = b->functions.err ? b->functions.err : b->locations.err ? b->locations.err
 									 : b->mappings.err;
 
+	out->charge.budget = b->o->memory;
 	return err ? err : put_profile(b, out);
 }
 
@@ -1041,7 +1074,9 @@ int rep_pprof__write(struct rep_pprof *b, const char *path)
 
 	err = build(b, &p);
 	if (err) {
-		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
+		/* over the budget: rep_run() says so */
+		if (err != -EFBIG)
+			fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
 		goto out;
 	}
 	out = cap_fopen_output(path, false);
@@ -1059,7 +1094,7 @@ int rep_pprof__write(struct rep_pprof *b, const char *path)
 		fprintf(stderr, "stkreport: %s: %s\n", path, cap_output_strerror(err));
 	}
 out:
-	free(p.buf);
+	pb_free(&p);
 	return err;
 }
 
@@ -1069,13 +1104,14 @@ int rep_pprof__emit(struct rep_pprof *b, FILE *out)
 	int err = build(b, &p);
 
 	if (err) {
-		fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
+		if (err != -EFBIG)
+			fprintf(stderr, "stkreport: --pprof: %s\n", strerror(-err));
 	} else {
 		err = write_gz(out, p.buf, p.n);
 		if (!err && fflush(out))
 			err = -EIO;
 	}
-	free(p.buf);
+	pb_free(&p);
 	return err;
 }
 

@@ -55,6 +55,7 @@ struct svg {
 	double width;		/* --width (pixels) */
 	bool inverted;		/* --inverted: icicle graph, the root on top */
 	const char *title;	/* --title, or NULL: the default of the kind */
+	struct rep_charge charge;	/* nodes (and layout()'s arrays), from the run's budget */
 };
 
 struct child_key {
@@ -75,6 +76,7 @@ static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem
 	struct child_key key = { s, parent, 0 };
 	uint64_t h;
 	uint32_t id;
+	int err;
 
 	if (name < 0)
 		return name;
@@ -84,15 +86,20 @@ static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem
 		return id;
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 256;
-		struct snode *v = realloc(s->nodes, cap * sizeof(*v));
+		struct snode *v;
 
+		if (rep_charge__take(&s->charge, (uint64_t)(cap - s->cap) *
+				     (sizeof(*v) + 2 * sizeof(uint32_t))))
+			return -EFBIG;
+		v = realloc(s->nodes, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		s->nodes = v;
 		s->cap = cap;
 	}
-	if (rep_htab__insert(&s->index, h, s->n))
-		return -ENOMEM;
+	err = rep_htab__insert(&s->index, h, s->n);
+	if (err)
+		return err;
 	s->nodes[s->n] = (struct snode){ .parent = parent, .name = name,
 					 .depth = s->nodes[parent].depth + 1,
 					 .kernel = e->kernel };
@@ -110,10 +117,14 @@ static int svg_init(struct svg *s, bool diff, const struct rep_opts *o)
 	s->width = o->svg_width ? o->svg_width : DEFAULT_W;
 	s->inverted = o->svg_inverted;
 	s->title = o->svg_title;
+	s->charge.budget = s->index.charge.budget = o->memory;
+	rep_strtab__set_budget(&s->names, o->memory);
+	if (rep_charge__take(&s->charge, 256 * (sizeof(*s->nodes) + 2 * sizeof(uint32_t))))
+		return -EFBIG;
 	s->nodes = calloc(256, sizeof(*s->nodes));
 	name = rep_strtab__intern(&s->names, "all");
 	if (!s->nodes || name < 0)
-		return -ENOMEM;
+		return name < 0 ? name : -ENOMEM;
 	s->cap = 256;
 	s->n = 1;
 	s->nodes[0].name = name;
@@ -125,6 +136,7 @@ static void svg_clear(struct svg *s)
 	free(s->nodes);
 	rep_htab__clear(&s->index);
 	rep_strtab__clear(&s->names);
+	rep_charge__clear(&s->charge);
 }
 
 static void node_add(struct snode *nd, uint64_t count, bool before, double factor)

@@ -35,6 +35,7 @@ struct tree {
 	uint32_t *order;		/* node ids sorted by (parent, count desc, name) */
 	uint32_t *first;		/* per node (+1 for the root): first child in order */
 	uint64_t total;
+	struct rep_charge charge;	/* the arrays above, from the run's budget */
 };
 
 struct child_key {
@@ -51,26 +52,36 @@ static bool child_eq(const void *ctx, uint32_t val)
 	return n->parent == k->parent && n->name == k->name;
 }
 
-/* Child of parent named name (interned pointer), added when new. Returns its id or -ENOMEM. */
+/*
+ * Child of parent named name (interned pointer), added when new. Returns its id, -EFBIG (over
+ * the run's budget) or -ENOMEM.
+ */
 static int64_t child(struct tree *t, uint32_t parent, const char *name)
 {
 	struct child_key key = { t, parent, name };
 	uint64_t h = rep_hash_u64(rep_hash_u64(0, parent), (uintptr_t)name);
 	uint32_t id;
+	int err;
 
 	if (rep_htab__find(&t->index, h, child_eq, &key, &id))
 		return id;
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 256;
-		struct tnode *v = realloc(t->nodes, cap * sizeof(*v));
+		struct tnode *v;
 
+		/* with the order and first arrays sort_children() makes */
+		if (rep_charge__take(&t->charge, (uint64_t)(cap - t->cap) *
+				     (sizeof(*v) + 2 * sizeof(uint32_t))))
+			return -EFBIG;
+		v = realloc(t->nodes, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		t->nodes = v;
 		t->cap = cap;
 	}
-	if (rep_htab__insert(&t->index, h, t->n))
-		return -ENOMEM;
+	err = rep_htab__insert(&t->index, h, t->n);
+	if (err)
+		return err;
 	t->nodes[t->n] = (struct tnode){ parent, name, 0 };
 	return t->n++;
 }
@@ -178,12 +189,17 @@ static void print_children(FILE *out, const struct tree *t, const struct rep_opt
 
 static void tree_clear(struct tree *t)
 {
+	struct cap_budget *b = t->charge.budget;
+
 	free(t->nodes);
 	free(t->order);
 	free(t->first);
 	rep_htab__clear(&t->index);
 	rep_strtab__clear(&t->labels);
+	rep_charge__clear(&t->charge);
 	memset(t, 0, sizeof(*t));
+	t->charge.budget = t->index.charge.budget = b;
+	rep_strtab__set_budget(&t->labels, b);
 }
 
 static void tree_configure(const struct rep_opts *o, bool profile, struct rep_model_cfg *cfg)
@@ -195,11 +211,12 @@ static void tree_configure(const struct rep_opts *o, bool profile, struct rep_mo
 
 static int tree_emit(FILE *out, const struct rep_model *m, const struct rep_opts *o)
 {
-	struct tree t = { 0 };
+	struct tree t = { .charge.budget = o->memory, .index.charge.budget = o->memory };
 	uint32_t s, i = 0;
 	char tm[32];
 	int err = 0;
 
+	rep_strtab__set_budget(&t.labels, o->memory);
 	for (s = 0; s < m->nsections && !err; s++) {
 		if (o->timestamp) {
 			rep_model_section_time(m, s, tm, sizeof(tm));

@@ -114,7 +114,8 @@ static FILE *report_sink(void)
 }
 
 /*
- * stkreport's outputs on a capture. -ENOMEM answers a hostile size; any other error is a bug
+ * stkreport's outputs on a capture. -ENOMEM and -EFBIG (over the budget) answer a hostile
+ * size; any other error is a bug
  * (one of rep_fuzz_one()'s fixed queries failed, a write to /dev/null failed): abort, so that
  * libFuzzer keeps the input and the corpus replay fails.
  */
@@ -133,7 +134,7 @@ static void report_one(const uint8_t *data, size_t size)
 	unsigned int what = size <= FUZZ_SQL_MAX ? REP_FUZZ_ALL : REP_FUZZ_ALL & ~REP_FUZZ_SQL;
 	int err = rep_fuzz_one(data, size, report_sink(), what);
 
-	if (err && err != -ENOMEM) {
+	if (err && err != -ENOMEM && err != -EFBIG) {
 		fflush(stdout);
 		fprintf(stderr, "fuzz_reader: %s: stkreport's outputs failed: %s\n",
 			replaying ? replaying : "input", strerror(-err));
