@@ -167,9 +167,16 @@ char *sym_demangle(const char *name);
 struct sym_jit;
 struct sym_jit_proc;
 
-/* Index the capture's perf map records by process generation. Borrowed until __free. */
-struct sym_jit *sym_jit__new(const struct cap_perfmap *const *maps, uint32_t n);
+/*
+ * Index the capture's perf map records by process generation (borrowed until __free), taking
+ * the tables from budget (NULL: no limit). Over it, the index has no process (sym_jit__refused()).
+ * NULL + ENOMEM.
+ */
+struct sym_jit *sym_jit__new(const struct cap_perfmap *const *maps, uint32_t n,
+			     struct cap_budget *budget);
 void sym_jit__free(struct sym_jit *j);
+/* Whether the tables were over the memory budget: JIT frames are unnamed for that reason. */
+bool sym_jit__refused(const struct sym_jit *j);
 /* The JIT symbols of one process generation, or NULL. */
 const struct sym_jit_proc *sym_jit__proc(const struct sym_jit *j, uint32_t pid,
 					 uint64_t start_time);

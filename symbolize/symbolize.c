@@ -258,7 +258,7 @@ struct sym_user *sym_user__new(const struct sym_user_opts *o)
 	}
 	if (index_embedded(u))
 		goto fail;
-	u->jit = sym_jit__new(o->perfmaps, o->perfmaps ? o->nperfmaps : 0);
+	u->jit = sym_jit__new(o->perfmaps, o->perfmaps ? o->nperfmaps : 0, o->memory);
 	if (!u->jit)
 		goto fail;
 	if (o->open_files) {
@@ -744,7 +744,8 @@ static void lookup_jit(struct sym_user *u, const struct cap_process *proc,
 	const struct sym_jit_proc *jp = sym_jit__proc(u->jit, proc->pid, proc->start_time);
 	const struct cap_symbol *s = sym_jit_proc__find(jp, look);
 
-	set_unknown(res, jp ? SYM_R_NO_SYMBOLS : SYM_R_SPECIAL);
+	set_unknown(res, jp ? SYM_R_NO_SYMBOLS : sym_jit__refused(u->jit) ? SYM_R_BUDGET
+									 : SYM_R_SPECIAL);
 	res->module = special_module(m);
 	res->module_offset = addr - m->start + m->pgoff;
 	if (!s)
