@@ -7,7 +7,17 @@
 #    when the machine has the memory to spare;
 #  - 200 embedded objects with zlib-compressed DWARF, reported with -l, and 32 with xz
 #    MiniDebugInfo: the objects left unread are said in one line, exit 0, every frame named;
-#  - --max-memory and --max-debug out of range: usage errors.
+#  - --max-memory and --max-debug out of range: usage errors;
+#  - time bombs (issue 29 item 4): a KSYMS table with one-symbol KSYMS_ADD records, a name of
+#    megabytes on 1,024-frame stacks, DWARF whose every lookup passes 16M childless entries, a
+#    perf map of millions of entries at one address: each reported whole at full size (exit
+#    status, output, peak RSS), and its work counted at a smaller size against a control, the
+#    same capture without what multiplies the work (the same symbols in one record, a stack of
+#    one frame, one address): instructions, from valgrind's cachegrind, a count that is the same
+#    on every run and machine where a time would not be; the bound is a ratio with room to
+#    spare (before the fixes: 18, 580, 30 and 21 times the control);
+#  - memory bombs: --sql, --sqlite and -s on a capture whose frames' names take gigabytes stop
+#    at the budget with one line (exit 1, no file), and 44M perf-map entries within it.
 # Peak RSS comes from /usr/bin/time -f %M (skipped without it); times are printed, not checked.
 set -u
 cd "$(dirname "$0")/../.."
@@ -112,6 +122,168 @@ else
 fi
 n=$(grep -c '^  hostile_fn_[0-3]$' "$tmp/debugdata.out")
 [ "$n" = 32 ] && ok hostile/debugdata.names || fail hostile/debugdata.names "$n of 32 frames named"
+
+# ---- time and memory bombs of issue 29 item 4 --------------------------------------------
+
+VALGRIND=$(command -v valgrind)
+# work NAME ARGS...: the instructions stkreport ARGS runs, in $ir (empty without valgrind)
+work() {
+	local name=$1
+	shift
+	ir=
+	[ -n "$VALGRIND" ] || return 0
+	"$VALGRIND" --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		"$STKREPORT" "$@" >/dev/null 2>"$tmp/$name.vg"
+	ir=$(sed -n 's/^==[0-9]*== I *refs: *//p' "$tmp/$name.vg" | tr -d ,)
+	echo "# $name: ${ir:-?} instructions: stkreport $*"
+}
+
+# check_work NAME FACTOR BOMB_ARGS -- CONTROL_ARGS: the bomb runs at most FACTOR times the
+# instructions of its control
+check_work() {
+	local name=$1 factor=$2 bomb control args=()
+	shift 2
+	while [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	if [ -z "$VALGRIND" ]; then
+		echo "skip hostile/$name.work: valgrind is not installed (Debian: valgrind)"
+		return
+	fi
+	work "$name-bomb" "${args[@]}"
+	bomb=$ir
+	work "$name-control" "$@"
+	control=$ir
+	if [ -z "$bomb" ] || [ -z "$control" ]; then
+		fail "hostile/$name.work" "cachegrind failed: $(tail -n 3 "$tmp/$name-bomb.vg")"
+	elif [ "$bomb" -le $((control * factor)) ]; then
+		ok "hostile/$name.work"
+	else
+		fail "hostile/$name.work" "$bomb instructions, over $factor times the control's $control"
+	fi
+}
+
+# check_exit NAME STATUS: the last run's exit status
+check_exit() {
+	if [ "$rc" = "$2" ]; then
+		ok "hostile/$1.exit"
+	elif [ "$rc" = 137 ]; then
+		fail "hostile/$1.exit" "killed after $LIMIT s (timeout)"
+	else
+		fail "hostile/$1.exit" "exit $rc, stderr '$(head -c 300 "$tmp/$1.err")'"
+	fi
+}
+
+# check_one_line NAME LINE: stderr is exactly that line
+check_one_line() {
+	if [ "$(cat "$tmp/$1.err")" = "$2" ]; then
+		ok "hostile/$1.line"
+	else
+		fail "hostile/$1.line" "stderr '$(head -c 300 "$tmp/$1.err")'"
+	fi
+}
+
+# A time bomb run whole runs under `timeout` (a guard, not the check: before the fixes these
+# took minutes); its work is checked by check_work
+LIMIT=120
+TIMED=$tmp/stkreport-timed
+printf '#!/bin/sh\nexec timeout -s KILL %s %s "$@"\n' "$LIMIT" "$(realpath "$STKREPORT")" >"$TIMED"
+chmod +x "$TIMED"
+
+# A 32 MiB KSYMS table, then 1,200 KSYMS_ADD records of one symbol each (235 KB): every record
+# merged into a copy of the whole table took 66 s. The last interval's 1,024 frames are named.
+$MK ksyms-add "$tmp/kadd.stk" 32 1200 || fail hostile/mkhostile "ksyms-add"
+STKREPORT=$TIMED run kadd -q "$tmp/kadd.stk"
+check_exit kadd 0
+n=$(grep -c '^  k$' "$tmp/kadd.out")
+[ "$n" = 1024 ] && ok hostile/kadd.names || fail hostile/kadd.names "$n of 1024 frames named k"
+check_rss kadd $((2048 + 64))
+$MK ksyms-add "$tmp/kadd-small.stk" 1 300 || fail hostile/mkhostile "ksyms-add small"
+$MK ksyms-add "$tmp/kadd-control.stk" 1 300 one || fail hostile/mkhostile "ksyms-add control"
+check_work kadd 2 -q "$tmp/kadd-small.stk" -- -q "$tmp/kadd-control.stk"
+# each record replacing a symbol an interval used: a copy of the table each, within the budget
+$MK ksyms-add "$tmp/kreplace.stk" 32 1200 replace || fail hostile/mkhostile "ksyms-add replace"
+run kreplace -q --max-memory 256 "$tmp/kreplace.stk"
+check_budget_error kreplace "$tmp/kreplace.stk" 256
+check_rss kreplace $((256 + 64))
+
+# A 16 MiB name on a stack of 1,024 frames (74 KB; 8 stacks: 103 KB): -f printed each frame
+# through a vsnprintf of the whole name (56 s; over 240 s). Frames carry 4,096 bytes of it.
+for n in 1 8; do
+	$MK long-name "$tmp/name$n.stk" 16384 $n 1024 object || fail hostile/mkhostile "name $n"
+	STKREPORT=$TIMED run "name$n" -q -f "$tmp/name$n.stk"
+	check_exit "name$n" 0
+	cut=$(awk -F';' '{ sub(/ [0-9]+$/, "")
+		for (i = 2; i <= NF; i++) if (length($i) == 4096 && $i ~ /x[.][.][.]$/) n++ }
+		END { print n + 0 }' "$tmp/name$n.out")
+	[ "$cut" = 1024 ] && ok "hostile/name$n.cut" ||
+		fail "hostile/name$n.cut" "$cut of 1024 frames cut to 4096 bytes"
+done
+# the same with a 1 MiB name, against one frame of it: printing 1,024 names of 4 KiB costs
+# about ten instructions a byte, where the control prints one
+$MK long-name "$tmp/name-small.stk" 1024 1 1024 object || fail hostile/mkhostile "name small"
+$MK long-name "$tmp/name-control.stk" 1024 1 1 object || fail hostile/mkhostile "name control"
+check_work name 10 -q -f "$tmp/name-small.stk" -- -q -f "$tmp/name-control.stk"
+# in the database: 1,024 frames of a 1 MiB name (9 KB) took 2.7 GB with --max-memory 64, and
+# --sqlite wrote 2.16 GB
+run name-sql -q --max-memory 64 --sql "SELECT count(*), max(length(symbol)) FROM frames" \
+	"$tmp/name-small.stk"
+check_exit name-sql 0
+grep -Eq '^ +1024 +4096$' "$tmp/name-sql.out" && ok hostile/name-sql.rows ||
+	fail hostile/name-sql.rows "$(tr '\n' '|' <"$tmp/name-sql.out")"
+check_rss name-sql $((64 + 64))
+run name-sqlite -q --max-memory 64 --sqlite "$tmp/name.db" "$tmp/name-small.stk"
+check_exit name-sqlite 0
+size=$(stat -c %s "$tmp/name.db" 2>/dev/null || echo 0)
+[ "$size" -gt 0 ] && [ "$size" -lt $((16 << 20)) ] && ok hostile/name-sqlite.size ||
+	fail hostile/name-sqlite.size "$size bytes"
+check_rss name-sqlite $((64 + 64))
+# 100 stacks of 1,024 frames of a 16 MiB name (470 KB): 400 MiB of frames, over 64 MiB
+$MK long-name "$tmp/name100.stk" 16384 100 1024 object || fail hostile/mkhostile "name 100"
+for mode in sql sqlite offsets; do
+	case $mode in
+	sql) args=(--sql "SELECT count(*) FROM frames") ;;
+	sqlite) args=(--sqlite "$tmp/name100.db") ;;
+	offsets) args=(-s) ;;
+	esac
+	run "name100-$mode" -q --max-memory 64 "${args[@]}" "$tmp/name100.stk"
+	check_exit "name100-$mode" 1
+	check_one_line "name100-$mode" \
+		"stkreport: the report exceeds the 64 MiB budget (--max-memory)"
+	check_rss "name100-$mode" $((64 + 64))
+done
+[ ! -e "$tmp/name100.db" ] && ok hostile/name100-sqlite.no_file ||
+	fail hostile/name100-sqlite.no_file "a database was written"
+
+# An embedded object whose every lookup passes a block of 16M childless DWARF entries (6 KB):
+# 200 addresses with --sql took 40 s (libdw skipped the block for each), 1,024 with --pprof
+# longer; the block is read once now
+$MK dwarf "$tmp/dies.stk" 16 200 dies || fail hostile/mkhostile "dwarf dies"
+STKREPORT=$TIMED run dies-sql -q --sql "SELECT count(*) FROM frames" "$tmp/dies.stk"
+check_exit dies-sql 0
+$MK dwarf "$tmp/dies1024.stk" 16 1024 dies || fail hostile/mkhostile "dwarf dies 1024"
+STKREPORT=$TIMED run dies-pprof -q --pprof "$tmp/dies.pb.gz" "$tmp/dies1024.stk"
+check_exit dies-pprof 0
+$MK dwarf "$tmp/dies-small.stk" 1 64 dies || fail hostile/mkhostile "dwarf small"
+$MK dwarf "$tmp/dies-control.stk" 1 1 dies || fail hostile/mkhostile "dwarf control"
+check_work dies 2 -q -l "$tmp/dies-small.stk" -- -q -l "$tmp/dies-control.stk"
+
+# A perf map of entries of 4 KiB all at one address: each frame looked back over all of them;
+# at 44M of them (3.9 MB) the tables took 2.4 GB at the 2,048 MiB budget
+$MK perfmap "$tmp/pm-small.stk" 262144 same 1024 || fail hostile/mkhostile "perfmap small"
+$MK perfmap "$tmp/pm-control.stk" 262144 same 1 || fail hostile/mkhostile "perfmap control"
+check_work perfmap 2 -q "$tmp/pm-small.stk" -- -q "$tmp/pm-control.stk"
+if [ "${avail:-0}" -lt 6144 ]; then
+	echo "skip hostile/perfmap: ${avail:-?} MiB available, the default budget needs 2 GiB and room"
+else
+	$MK perfmap "$tmp/pm.stk" 44000000 same 16 || fail hostile/mkhostile "perfmap"
+	run perfmap -q "$tmp/pm.stk"
+	check_exit perfmap 1
+	check_one_line perfmap "stkreport: symbol tables exceed the 2048 MiB budget (--max-memory)"
+	check_rss perfmap $((2048 + 64))
+fi
 
 # sizes out of range are usage errors
 for arg in "--max-memory 0" "--max-memory abc" "--max-debug -1" "--max-debug 99999999999"; do

@@ -430,9 +430,9 @@ out:
 
 /*
  * A JIT process (pid 100, one anonymous executable mapping) whose perf map holds nsyms entries
- * "a" of 16 bytes (format.md 4.9), all at HOSTILE_NAME_BASE (same) or each 16 bytes after the
- * one before, in PERFMAP records of up to 64 MiB; then one interval whose stack hits naddrs
- * addresses of the first entries, and an END record.
+ * "a" (format.md 4.9), all of 4096 bytes at HOSTILE_NAME_BASE (same) or of 16 bytes each after
+ * the one before, in PERFMAP records of up to 64 MiB; then one interval whose stack hits naddrs
+ * distinct addresses (4 bytes apart, or one in each of the first entries), and an END record.
  */
 static inline int hostile_perfmap(struct cap_writer *w, uint64_t nsyms, bool same,
 				  uint32_t naddrs)
@@ -442,7 +442,7 @@ static inline int hostile_perfmap(struct cap_writer *w, uint64_t nsyms, bool sam
 	struct cap_symbol *syms = calloc(n + 1, sizeof(*syms));
 	uint64_t *ips = calloc(naddrs + 1, sizeof(*ips)), done = 0;
 	struct cap_mapping map = { .start = HOSTILE_NAME_BASE, .end = HOSTILE_NAME_BASE +
-				   16 * (same ? 1 : nsyms) + 0x1000, .kind = CAP_MAP_ANON_EXEC,
+				   (same ? 4096 : 16 * nsyms) + 0x1000, .kind = CAP_MAP_ANON_EXEC,
 				   .path = "" };
 	struct cap_process proc = { 100, 0, 5000, "hostile", "/hostile/main", 1, &map };
 	struct cap_stack st = { 0, naddrs, ips };
@@ -463,14 +463,15 @@ static inline int hostile_perfmap(struct cap_writer *w, uint64_t nsyms, bool sam
 		n = nsyms - done < per_rec ? (uint32_t)(nsyms - done) : per_rec;
 		for (i = 0; i < n; i++)
 			syms[i] = (struct cap_symbol){ HOSTILE_NAME_BASE +
-						       (same ? 0 : 16 * (done + i)), 16, "a" };
+						       (same ? 0 : 16 * (done + i)), same ? 4096 : 16,
+						       "a" };
 		rec = (struct cap_record){ .type = CAP_CHUNK_PERFMAP };
 		rec.perfmap = (struct cap_perfmap){ 100, 5000, n, syms };
 		err = cap_writer__put(w, &rec);
 		done += n;
 	}
 	for (i = 0; i < naddrs; i++)
-		ips[i] = HOSTILE_NAME_BASE + (same ? i % 16 : 16ull * i + 4);
+		ips[i] = HOSTILE_NAME_BASE + (same ? 4ull * i : 16ull * i + 4);
 	rec = (struct cap_record){ .type = CAP_CHUNK_INTERVAL };
 	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull, 0,
 					      naddrs ? 1 : 0, 1, NULL, &st, &row };
