@@ -106,7 +106,7 @@ CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(SYM_UNIT) $(FUZZ) $(TOOLS) $
 
 .PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym bench-many \
 	bench-churn install \
-	uninstall golden-update clean
+	uninstall golden-update clean fuzz
 
 all: tools
 
@@ -273,6 +273,26 @@ $(OUTPUT)/tests/workloads/nofp/wl_lazy: tests/workloads/wl_lazy.c tests/workload
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) $< -o $@ -L$(@D) -lwl_lazy \
 		-Wl,-z,lazy -Wl,-rpath,'$$ORIGIN'
+
+# ---- make fuzz: libFuzzer, every harness of tests/fuzz/fuzz_reader.c FUZZ_SECS seconds --------
+# clang's libFuzzer (Debian: clang, libclang-rt-14-dev) with AddressSanitizer, UndefinedBehavior-
+# Sanitizer and LeakSanitizer, over a copy of tests/fuzz/corpus; what gives new coverage is
+# merged back into it, every crash is saved there (tests/fuzz/run).
+FUZZ_SECS ?= 60
+FUZZ_OUTPUT = .output-fuzz
+FUZZ_LIBFUZZER = $(OUTPUT)/tests/fuzz/fuzz_reader-libfuzzer
+
+fuzz:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory CC=$(CLANG) OUTPUT=$(FUZZ_OUTPUT) WERROR=0 \
+		SAN=fuzzer-no-link,address,undefined $(FUZZ_OUTPUT)/tests/fuzz/fuzz_reader-libfuzzer
+	$(Q)FUZZ_SECS=$(FUZZ_SECS) tests/fuzz/run $(FUZZ_OUTPUT)/tests/fuzz/fuzz_reader-libfuzzer
+
+$(FUZZ_LIBFUZZER): tests/fuzz/fuzz_reader.c $(LIBREP) $(LIBSYM) $(LIBCAP)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DSTK_LIBFUZZER -fsanitize=fuzzer $< $(LIBREP) $(LIBSYM) $(LIBCAP) \
+		$(REP_LIBS) -lm -o $@
 
 # Unprivileged tests: format, unit, fuzz corpus replay, golden reports.
 check: check-bins

@@ -1,24 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_reader: bytes -> cap_reader__open_mem() -> every chunk -> cap_record__decode(), then
- * stkreport's loader and every output that reads a capture (rep_fuzz_one(): every emitter, the
- * summary, --diff, --svg, --pprof, the --sql loader and printers); or bytes ->
- * cap_record__decode() directly (see LLVMFuzzerTestOneInput). No crash, leak, hang or unbounded
- * allocation may come out of any input.
+ * fuzz_reader: stkreport's fuzz targets, one binary. STK_FUZZ (environment) picks the harness:
+ *
+ *   reader (the default)  bytes -> cap_reader__open_mem() -> every chunk -> cap_record__decode(),
+ *                         or bytes -> cap_record__decode() directly (see reader_one()): the
+ *                         reader and the decoders alone, the fastest (thousands of inputs a
+ *                         second)
+ *   list, perpid, ...     stkreport with one option set (harnesses[]), as its command line
+ *                         reaches the code (rep_parse_opts(), rep_run()), on the bytes as a
+ *                         capture file: every output mode, its files written to a directory of
+ *                         the fuzzer's; where two captures go in, the second is the input cut
+ *                         after its first interval
+ *
+ * No crash, leak, hang or unbounded allocation may come out of any input; an output that fails
+ * to write (-EIO), or a fixed query that fails on a capture that loaded, is a bug too: abort,
+ * so that libFuzzer keeps the input and the corpus replay fails.
  *
  * Built two ways:
- *   -DSTK_LIBFUZZER, clang -fsanitize=fuzzer,address: a libFuzzer target (docs/format.md 7)
- *   plain (make): a driver replaying files and directories given on the command line, printing
- *     `ok fuzz FILE` for each; tests/run replays tests/fuzz/corpus this way, so every input
- *     that ever crashed stays a test.
+ *   -DSTK_LIBFUZZER, clang -fsanitize=fuzzer,address,undefined: `make fuzz` (tests/fuzz/run
+ *     runs each harness in turn; docs/format.md 7)
+ *   plain (make): a driver replaying files and directories given on the command line through
+ *     the reader and every harness, printing `ok fuzz FILE` for each; tests/run replays
+ *     tests/fuzz/corpus this way, so every input that ever crashed stays a test.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <lz4frame.h>
 
 #include "stk/capture.h"
 #include "../../report/report.h"
@@ -103,44 +120,8 @@ static uint64_t walk_record(const struct cap_record *rec)
 	return h;
 }
 
-/* Where the emitters print: opened once, kept for the life of the process. */
-static FILE *report_sink(void)
-{
-	static FILE *f;
 
-	if (!f)
-		f = fopen("/dev/null", "w");
-	return f;
-}
-
-/*
- * stkreport's outputs on a capture. -ENOMEM and -EFBIG (over the budget) answer a hostile
- * size; any other error is a bug
- * (one of rep_fuzz_one()'s fixed queries failed, a write to /dev/null failed): abort, so that
- * libFuzzer keeps the input and the corpus replay fails.
- */
-static const char *replaying;	/* the file being replayed (plain driver), or NULL */
-
-/*
- * The SQL loader only up to this size: SQLite spends ~3 ms a capture on its schema alone, and on
- * larger captures about as long as every other output together (mkbig's 2,000 rows, 42 KB:
- * 0.5 s of 1.3 s). The corpus (2 KB at most) and libFuzzer's inputs (4096 bytes unless
- * -max_len says otherwise) stay under it.
- */
-#define FUZZ_SQL_MAX (32u << 10)
-
-static void report_one(const uint8_t *data, size_t size)
-{
-	unsigned int what = size <= FUZZ_SQL_MAX ? REP_FUZZ_ALL : REP_FUZZ_ALL & ~REP_FUZZ_SQL;
-	int err = rep_fuzz_one(data, size, report_sink(), what);
-
-	if (err && err != -ENOMEM && err != -EFBIG) {
-		fflush(stdout);
-		fprintf(stderr, "fuzz_reader: %s: stkreport's outputs failed: %s\n",
-			replaying ? replaying : "input", strerror(-err));
-		abort();
-	}
-}
+/* ---- the reader alone -------------------------------------------------------------------- */
 
 static uint64_t decode_and_walk(const struct cap_chunk *ch)
 {
@@ -161,7 +142,7 @@ static uint64_t decode_and_walk(const struct cap_chunk *ch)
  *   the decoder directly. A mutated capture almost never keeps valid checksums, so without
  *   this mode the fuzzer would hardly ever get past the CRC into the record decoders.
  */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void reader_one(const uint8_t *data, size_t size)
 {
 	struct cap_reader *r;
 	struct cap_chunk ch;
@@ -170,14 +151,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= 6 && !memcmp(data, "STKCAP", 6)) {
 		r = cap_reader__open_mem(data, size);
 		if (!r)
-			return 0;
+			return;
 		while (cap_reader__next(r, &ch) == 1)
 			sink += decode_and_walk(&ch);
 		sink += cap_reader__chunk_index(r) + cap_reader__offset(r);
 		cap_reader__close(r);
-		/* and stkreport on it: load, symbolize (no object files), every output */
-		if (report_sink())
-			report_one(data, size);
 	} else if (size >= 1) {
 		/*
 		 * Byte 0 modulo the number of types, plus 1: 0..8 kept the meaning they had
@@ -197,11 +175,263 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cap_reader__close(r);
 	}
 	(void)sink;
+}
+
+/* ---- stkreport on the input -------------------------------------------------------------- */
+
+/* SQL the harnesses run: views over every table, names and comms in the three printers. */
+#define SQL_TABLE "SELECT function, kernel, self, total FROM functions ORDER BY total DESC, " \
+	"function, kernel"
+#define SQL_CSV "SELECT 'meta' AS t, capture AS c, key AS a, value AS b FROM meta" \
+	" UNION ALL SELECT 'probe', capture, kind, spec FROM probes" \
+	" UNION ALL SELECT 'process', capture, comm, exe FROM processes" \
+	" UNION ALL SELECT 'object', NULL, build_id, path FROM objects" \
+	" UNION ALL SELECT 'caller', capture, function, caller FROM callers" \
+	" UNION ALL SELECT 'loss', capture, kind, count FROM losses" \
+	" UNION ALL SELECT 'interval', capture, seq, count FROM intervals"
+#define SQL_JSON "SELECT c.state, c.format, c.duration_ns, s.*, s.count / 3.0 AS third, " \
+	"f.symbol, f.offset, f.file, f.line, f.reason FROM samples s JOIN captures c ON " \
+	"c.id = s.capture LEFT JOIN frames f ON f.stack = coalesce(s.kstack, s.ustack) AND " \
+	"f.depth = 0 ORDER BY s.id"
+
+/*
+ * An option set. In args, "@" is an output file in the fuzzer's directory, "%" the second
+ * capture (the input cut after its first interval), "=" the input, which goes last unless it is
+ * named; "ROOT" is STK_FUZZ_ROOT (tests/golden/elf: ELF files with symbols and DWARF).
+ */
+#define FUZZ_FILES 0x1u		/* may open object files: it names a --symfs or --debug-dir */
+#define FUZZ_QUERY 0x2u		/* a fixed query: failing on a capture that loads is a bug */
+
+struct harness {
+	const char *name;
+	const char *args[16];
+	unsigned int flags;
+};
+
+static const struct harness harnesses[] = {
+	{ "list", { "-q" } },
+	{ "summary", { "-P" } },
+	{ "verbose", { "-q", "-v", "-P", "-d" } },
+	{ "offsets", { "-q", "-s", "-T", "-K" } },
+	{ "folded", { "-q", "-f", "-a", "-d" } },
+	{ "tree", { "-q", "--tree", "--tree-min", "1", "-P" } },
+	{ "json", { "-q", "--json", "-U" } },
+	{ "by", { "-q", "-f", "--by", "interval" } },
+	{ "merge", { "-q", "--by", "capture", "%", "=" } },
+	{ "filters", { "-q", "--pid", "100,0", "--comm", "hostile", "--grep", "a|k", "--time", "1,",
+		       "--max-depth", "2" } },
+	{ "sql", { "-q", "--sql", SQL_TABLE }, FUZZ_QUERY },
+	{ "sql-csv", { "-q", "--csv", "--sql", SQL_CSV }, FUZZ_QUERY },
+	{ "sql-json", { "-q", "--json", "--sql", SQL_JSON, "%", "=" }, FUZZ_QUERY },
+	{ "sqlite", { "-q", "--sqlite", "@" } },
+	{ "pprof", { "-q", "--pprof", "@", "%", "=" } },
+	{ "svg", { "-q", "--svg", "@", "--title", "t", "--width", "600", "--inverted" } },
+	{ "diff", { "-a", "-d", "--normalize", "--diff", "%", "=" } },
+	{ "diff-svg", { "-q", "--svg", "@", "--diff", "=", "%" } },
+	{ "lines", { "-q", "-l", "--inline", "-s" } },
+	{ "symfs", { "-q", "-l", "--symfs", "ROOT" }, FUZZ_FILES },
+	{ "debug-dir", { "-q", "--inline", "--debug-dir", "ROOT", "--debug-dir", "ROOT" },
+	  FUZZ_FILES },
+};
+
+#define NHARNESS (sizeof(harnesses) / sizeof(harnesses[0]))
+
+/* What every harness shares: the input's files and the outputs' directory, made once. */
+struct fuzz_env {
+	int in_fd, prefix_fd;		/* memfds: the input and its prefix as capture files */
+	char in[64], prefix[64];	/* their /proc/self/fd paths */
+	char dir[PATH_MAX];		/* outputs: STK_FUZZ_OUT, or a directory of ours */
+	bool own_dir;			/* made here: removed by env_clean() */
+	const char *root;		/* STK_FUZZ_ROOT */
+	FILE *log;			/* the driver's own output (stdout is stkreport's) */
+};
+
+/* The input, as a file stkreport opens (format.md 6: one write, no reopen). */
+static void put_file(int fd, const uint8_t *data, size_t size)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	if (ftruncate(fd, 0))
+		abort();
+	while (done < size) {
+		n = pwrite(fd, data + done, size - done, done);
+		if (n <= 0)
+			abort();
+		done += n;
+	}
+}
+
+/*
+ * Where to cut the input for a second capture to diff and merge with the whole one: after its
+ * first interval (or event chunk), so that the two differ in rows and duration; else at half.
+ * Never inside the file header, so that the cut capture loads whenever the whole one did.
+ */
+static size_t fuzz_cut(const void *buf, size_t len)
+{
+	struct cap_reader *r = cap_reader__open_mem(buf, len);
+	struct cap_chunk ch;
+	size_t cut = len / 2;
+	bool after_interval = false;
+
+	while (r && cap_reader__next(r, &ch) == 1) {
+		if (after_interval) {
+			cut = ch.offset;
+			break;
+		}
+		after_interval = ch.type == CAP_CHUNK_INTERVAL || ch.type == CAP_CHUNK_EVENTS;
+	}
+	cap_reader__close(r);
+	cut = cut > 16 ? cut : 16;	/* format.md 2: the 16-byte file header */
+	return cut < len ? cut : len;
+}
+
+static int env_init(struct fuzz_env *e)
+{
+	int null;
+
+	const char *dir = getenv("STK_FUZZ_OUT");
+
+	e->in_fd = memfd_create("fuzz-input", MFD_CLOEXEC);
+	e->prefix_fd = memfd_create("fuzz-prefix", MFD_CLOEXEC);
+	if (e->in_fd < 0 || e->prefix_fd < 0)
+		return -errno;
+	e->own_dir = !dir || !*dir;
+	snprintf(e->dir, sizeof(e->dir), "%s", e->own_dir ? "/tmp/stkreport-fuzz-XXXXXX" : dir);
+	if (e->own_dir && !mkdtemp(e->dir))
+		return -errno;
+	snprintf(e->in, sizeof(e->in), "/proc/self/fd/%d", e->in_fd);
+	snprintf(e->prefix, sizeof(e->prefix), "/proc/self/fd/%d", e->prefix_fd);
+	e->root = getenv("STK_FUZZ_ROOT") ? getenv("STK_FUZZ_ROOT") : "tests/golden/elf";
+	/* stkreport prints on stdout: /dev/null; the driver keeps its own copy for its lines */
+	e->log = fdopen(dup(STDOUT_FILENO), "w");
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (!e->log || null < 0 || dup2(null, STDOUT_FILENO) < 0)
+		return -errno;
+	close(null);
+	setvbuf(e->log, NULL, _IOLBF, 0);
 	return 0;
 }
 
+/* The outputs' files, and their directory when it is ours. */
+static void env_clean(const struct fuzz_env *e)
+{
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < NHARNESS; i++) {
+		snprintf(path, sizeof(path), "%s/out-%s", e->dir, harnesses[i].name);
+		unlink(path);
+	}
+	if (e->own_dir)
+		rmdir(e->dir);
+}
+
+/* One harness on the input already in e's files (the prefix too). */
+static void harness_one(const struct fuzz_env *e, const struct harness *h, bool loads)
+{
+	char out[PATH_MAX + 64], *argv[40];
+	bool named = false;
+	struct rep_opts o;
+	int argc = 0, err;
+
+	snprintf(out, sizeof(out), "%s/out-%s", e->dir, h->name);
+	argv[argc++] = "stkreport";
+	/* the budgets libFuzzer's limits leave room for (-rss_limit_mb=2048, with ASan) */
+	argv[argc++] = "--max-memory=256";
+	argv[argc++] = "--max-debug=64";
+	for (const char *const *a = h->args; *a; a++) {
+		const char *v = *a;
+
+		if (!strcmp(v, "@"))
+			v = out;
+		else if (!strcmp(v, "%"))
+			v = e->prefix;
+		else if (!strcmp(v, "ROOT"))
+			v = e->root;
+		else if (!strcmp(v, "="))
+			v = e->in, named = true;
+		argv[argc++] = (char *)v;
+	}
+	if (!named)
+		argv[argc++] = (char *)e->in;
+	argv[argc] = NULL;
+	err = rep_parse_opts(argc, argv, &o);
+	if (err) {
+		fprintf(stderr, "fuzz_reader: harness %s: its options are refused\n", h->name);
+		abort();
+	}
+	o.no_objects = !(h->flags & FUZZ_FILES);
+	err = rep_run(&o);
+	rep_opts__free(&o);
+	/* /dev/null and our own directory do not fail; a query that fails on data is a bug */
+	if (err == -EIO || ((h->flags & FUZZ_QUERY) && loads && (err == -EINVAL || err == -EPERM))) {
+		fprintf(stderr, "fuzz_reader: harness %s: %s\n", h->name, strerror(-err));
+		abort();
+	}
+}
+
+/* The input, and its prefix, into e's files; whether the input loads as a capture. */
+static bool env_put(struct fuzz_env *e, const uint8_t *data, size_t size)
+{
+	struct cap_reader *r = cap_reader__open_mem(data, size);
+
+	cap_reader__close(r);
+	put_file(e->in_fd, data, size);
+	put_file(e->prefix_fd, data, fuzz_cut(data, size));
+	return r != NULL;
+}
+
+static struct fuzz_env env;
+
 #ifdef STK_LIBFUZZER
-#include <lz4frame.h>
+static const struct harness *chosen;	/* NULL: the reader */
+
+static const struct harness *harness_named(const char *name)
+{
+	for (size_t i = 0; i < NHARNESS; i++)
+		if (!strcmp(harnesses[i].name, name))
+			return &harnesses[i];
+	return NULL;
+}
+
+static void env_clean_at_exit(void)
+{
+	env_clean(&env);
+}
+
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *name = getenv("STK_FUZZ");
+
+	(void)argc;
+	(void)argv;
+	/* tests/fuzz/run asks for the names */
+	if (name && !strcmp(name, "help")) {
+		for (size_t i = 0; i < NHARNESS; i++)
+			printf("%s\n", harnesses[i].name);
+		exit(0);
+	}
+	if (name && strcmp(name, "reader")) {
+		chosen = harness_named(name);
+		if (!chosen || env_init(&env)) {
+			fprintf(stderr, "fuzz_reader: STK_FUZZ=%s: no such harness, or no memfd\n",
+				name);
+			exit(2);
+		}
+		atexit(env_clean_at_exit);
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!chosen)
+		reader_one(data, size);
+	else
+		harness_one(&env, chosen, env_put(&env, data, size));
+	return 0;
+}
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 
@@ -277,6 +507,17 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 	return n ? n : LLVMFuzzerMutate(data, size, max_size);
 }
 #else
+/*
+ * The harnesses only up to this size: libFuzzer's inputs stay under it (tests/fuzz/run's
+ * -max_len), and a larger file (mkbig's) would make the replay take seconds a harness.
+ */
+#define HARNESS_MAX (32u << 10)
+
+static bool size_ok(size_t size)
+{
+	return size <= HARNESS_MAX;
+}
+
 static int replay_file(const char *path)
 {
 	uint8_t *buf = NULL;
@@ -295,13 +536,17 @@ static int replay_file(const char *path)
 		err = buf ? EIO : ENOMEM;
 		goto out;
 	}
-	replaying = path;
-	LLVMFuzzerTestOneInput(buf, (size_t)st.st_size);
-	replaying = NULL;
-	printf("ok fuzz %s\n", path);
+	reader_one(buf, (size_t)st.st_size);
+	if (size_ok((size_t)st.st_size)) {
+		bool loads = env_put(&env, buf, (size_t)st.st_size);
+
+		for (size_t i = 0; i < NHARNESS; i++)
+			harness_one(&env, &harnesses[i], loads);
+	}
+	fprintf(env.log, "ok fuzz %s\n", path);
 out:
 	if (err)
-		printf("not ok fuzz %s: cannot read: %s\n", path, strerror(err));
+		fprintf(env.log, "not ok fuzz %s: cannot read: %s\n", path, strerror(err));
 	free(buf);
 	if (f)
 		fclose(f);
@@ -323,7 +568,7 @@ static int replay_dir(const char *dir)
 	DIR *d = opendir(dir);
 
 	if (!d) {
-		printf("not ok fuzz %s: %s\n", dir, strerror(errno));
+		fprintf(env.log, "not ok fuzz %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
 	while ((de = readdir(d))) {
@@ -357,12 +602,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
 		return 2;
 	}
+	if (env_init(&env)) {
+		fprintf(stderr, "fuzz_reader: no memfd or temporary directory: %s\n", strerror(errno));
+		return 1;
+	}
 	for (i = 1; i < argc; i++) {
 		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
 			failed |= replay_dir(argv[i]);
 		else
 			failed |= replay_file(argv[i]);
 	}
+	env_clean(&env);
 	return failed ? 1 : 0;
 }
 #endif
