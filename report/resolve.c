@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "report.h"
 
@@ -31,6 +32,7 @@ struct rep_resolver {
 	uint64_t charged;		/* the kernel indexes, from the capture's memory budget */
 	struct slot *tab;		/* power of two, at most half full */
 	size_t cap;
+	uint64_t seed;			/* random: where keys land is not the input's choice */
 	struct rep_frame_info *frames;
 	uint32_t n, frames_cap;
 	bool per_address;		/* REP_RESOLVE_PER_ADDRESS */
@@ -46,6 +48,8 @@ struct rep_resolver *rep_resolver__new(const struct rep_capture *c, const struct
 	if (!r)
 		return NULL;
 	so.lines = flags & REP_RESOLVE_LINES;
+	if (getrandom(&r->seed, sizeof(r->seed), GRND_NONBLOCK) != sizeof(r->seed))
+		r->seed = (uintptr_t)r;	/* no entropy yet: the heap's place, at least */
 	r->c = c;
 	r->per_address = flags & REP_RESOLVE_PER_ADDRESS;
 	r->user = rep_sym_user__new(c, &so);
@@ -78,12 +82,16 @@ void rep_resolver__free(struct rep_resolver *r)
 	free(r);
 }
 
-/* The slot holding (ctx, addr, kind), or the empty slot where it belongs. */
-static inline struct slot *find_slot(struct slot *tab, size_t cap, const void *ctx, uint64_t addr,
-				     uint32_t kind)
+/*
+ * The slot holding (ctx, addr, kind), or the empty slot where it belongs. The hash is keyed
+ * (seed, as rep_htab's): addresses whose hashes share their low bits would make one cluster
+ * every lookup walks, and an unkeyed hash of a u64 is inverted in a few operations.
+ */
+static inline struct slot *find_slot(uint64_t seed, struct slot *tab, size_t cap, const void *ctx,
+				     uint64_t addr, uint32_t kind)
 {
 	size_t mask = cap - 1;
-	size_t i = rep_hash_u64(rep_hash_u64((uintptr_t)ctx, addr), kind) & mask;
+	size_t i = rep_hash_u64(rep_hash_u64(seed ^ (uintptr_t)ctx, addr), kind) & mask;
 
 	for (; tab[i].id; i = (i + 1) & mask)
 		if (tab[i].ctx == ctx && tab[i].addr == addr && tab[i].kind == kind)
@@ -103,7 +111,8 @@ static int grow(struct rep_resolver *r)
 			return -ENOMEM;
 		for (i = 0; i < r->cap; i++)
 			if (r->tab[i].id)
-				*find_slot(tab, cap, r->tab[i].ctx, r->tab[i].addr, r->tab[i].kind) =
+				*find_slot(r->seed, tab, cap, r->tab[i].ctx, r->tab[i].addr,
+					   r->tab[i].kind) =
 					r->tab[i];
 		free(r->tab);
 		r->tab = tab;
@@ -240,7 +249,7 @@ static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const vo
 	if (err)
 		return err;
 	if (r->cap != cap)
-		s = find_slot(r->tab, r->cap, key_ctx, key_addr, kind);
+		s = find_slot(r->seed, r->tab, r->cap, key_ctx, key_addr, kind);
 	memset(&res, 0, sizeof(res));
 	if (kernel && !ctx)
 		res.reason = SYM_R_BUDGET;	/* kernel_for() found no room for the index */
@@ -289,7 +298,7 @@ static inline int lookup(struct rep_resolver *r, const void *ctx, bool kernel, b
 			return err;
 	}
 	/* the table is allocated with the first address */
-	s = r->cap ? find_slot(r->tab, r->cap, key_ctx, key_addr, kind) : NULL;
+	s = r->cap ? find_slot(r->seed, r->tab, r->cap, key_ctx, key_addr, kind) : NULL;
 	if (s && s->id) {
 		*id = s->id - 1;
 		return 0;

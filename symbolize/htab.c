@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "stk/htab.h"
 
@@ -34,6 +35,17 @@ static uint64_t nonzero(uint64_t h)
 	return h ? h : 1;
 }
 
+/*
+ * The first slot of hash h: the hash mixed with the table's random seed. The callers' hashes are
+ * of the input (pids, addresses, names): unkeyed, a capture could pick keys whose hashes share
+ * their low bits, one cluster that every insert and lookup walks (a hash of u64 keys is
+ * inverted in a few operations). Keyed, which keys collide is not known before the run.
+ */
+static size_t first_slot(uint64_t seed, uint64_t h, size_t mask)
+{
+	return rep_hash_u64(seed, h) & mask;
+}
+
 bool rep_htab__find(const struct rep_htab *t, uint64_t h, rep_htab_eq_fn eq, const void *ctx,
 		    uint32_t *val)
 {
@@ -43,7 +55,7 @@ bool rep_htab__find(const struct rep_htab *t, uint64_t h, rep_htab_eq_fn eq, con
 		return false;
 	h = nonzero(h);
 	mask = t->cap - 1;
-	for (i = h & mask; t->hashes[i]; i = (i + 1) & mask) {
+	for (i = first_slot(t->seed, h, mask); t->hashes[i]; i = (i + 1) & mask) {
 		if (t->hashes[i] == h && eq(ctx, t->vals[i])) {
 			*val = t->vals[i];
 			return true;
@@ -52,11 +64,12 @@ bool rep_htab__find(const struct rep_htab *t, uint64_t h, rep_htab_eq_fn eq, con
 	return false;
 }
 
-static void put(uint64_t *hashes, uint32_t *vals, size_t cap, uint64_t h, uint32_t val)
+static void put(uint64_t seed, uint64_t *hashes, uint32_t *vals, size_t cap, uint64_t h,
+		uint32_t val)
 {
 	size_t mask = cap - 1, i;
 
-	for (i = h & mask; hashes[i]; i = (i + 1) & mask)
+	for (i = first_slot(seed, h, mask); hashes[i]; i = (i + 1) & mask)
 		;
 	hashes[i] = h;
 	vals[i] = val;
@@ -77,9 +90,11 @@ static int grow(struct rep_htab *t)
 		free(vals);
 		return -ENOMEM;
 	}
+	if (!t->seed && getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != sizeof(t->seed))
+		t->seed = (uintptr_t)hashes;	/* no entropy yet: the heap's place, at least */
 	for (i = 0; i < t->cap; i++)
 		if (t->hashes[i])
-			put(hashes, vals, cap, t->hashes[i], t->vals[i]);
+			put(t->seed, hashes, vals, cap, t->hashes[i], t->vals[i]);
 	free(t->hashes);
 	free(t->vals);
 	t->hashes = hashes;
@@ -98,7 +113,7 @@ int rep_htab__insert(struct rep_htab *t, uint64_t h, uint32_t val)
 		if (err)
 			return err;
 	}
-	put(t->hashes, t->vals, t->cap, nonzero(h), val);
+	put(t->seed, t->hashes, t->vals, t->cap, nonzero(h), val);
 	t->n++;
 	return 0;
 }
@@ -106,12 +121,14 @@ int rep_htab__insert(struct rep_htab *t, uint64_t h, uint32_t val)
 void rep_htab__clear(struct rep_htab *t)
 {
 	struct cap_budget *b = t->charge.budget;
+	uint64_t seed = t->seed;
 
 	free(t->hashes);
 	free(t->vals);
 	rep_charge__clear(&t->charge);
 	memset(t, 0, sizeof(*t));
 	t->charge.budget = b;
+	t->seed = seed;	/* one getrandom() for a table cleared and filled again */
 }
 
 struct str_key {

@@ -51,6 +51,7 @@ struct rep_htab {
 	size_t cap;		/* power of two, or 0 */
 	size_t n;
 	struct rep_charge charge;	/* set charge.budget to count the table in a budget */
+	uint64_t seed;		/* random, mixed into every slot's place (htab.c) */
 };
 
 typedef bool (*rep_htab_eq_fn)(const void *ctx, uint32_t val);

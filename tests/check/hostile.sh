@@ -15,7 +15,8 @@
 #    same capture without what multiplies the work (the same symbols in one record, a stack of
 #    one frame, one address): instructions, from valgrind's cachegrind, a count that is the same
 #    on every run and machine where a time would not be; the bound is a ratio with room to
-#    spare (before the fixes: 18, 580, 30 and 21 times the control);
+#    spare (before the fixes: 18, 580, 30 and 21 times the control); and pids chosen so that
+#    their hashes collide, against sequential ones (30 times before the hashes were keyed);
 #  - memory bombs: --sql, --sqlite and -s on a capture whose frames' names take gigabytes stop
 #    at the budget with one line (exit 1, no file), and 44M perf-map entries within it.
 # Peak RSS comes from /usr/bin/time -f %M (skipped without it); times are printed, not checked.
@@ -284,6 +285,13 @@ else
 	check_one_line perfmap "stkreport: symbol tables exceed the 2048 MiB budget (--max-memory)"
 	check_rss perfmap $((2048 + 64))
 fi
+
+# 8,192 processes whose pids' unkeyed hashes share their low 16 bits, and 65,536 rows going
+# round them: one cluster of the pid table that every row's lookup walked (30x the control's
+# instructions, sequential pids); the tables' hashes are keyed with a random seed now
+$MK pids "$tmp/pids.stk" 8192 65536 || fail hostile/mkhostile "pids"
+$MK pids "$tmp/pids-control.stk" 8192 65536 control || fail hostile/mkhostile "pids control"
+check_work pids 2 -q "$tmp/pids.stk" -- -q "$tmp/pids-control.stk"
 
 # sizes out of range are usage errors
 for arg in "--max-memory 0" "--max-memory abc" "--max-debug -1" "--max-debug 99999999999"; do

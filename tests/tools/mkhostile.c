@@ -27,6 +27,10 @@
  *   mkhostile perfmap OUT.stk NSYMS same|spread NADDR
  *                                         a perf map of NSYMS entries (all at one address, or
  *                                         each after the last), NADDR of its addresses hit
+ *   mkhostile pids OUT.stk NPIDS NROWS [control]
+ *                                         NPIDS processes whose pids' unkeyed hashes share
+ *                                         their low 16 bits (control: pids 1, 2, 3...), and an
+ *                                         interval of NROWS rows going round them
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -35,6 +39,63 @@
 #include <string.h>
 
 #include "hostile.h"
+#include <stk/htab.h>
+
+/*
+ * n pids whose hashes as stkreport's pid table computed them without a key (rep_hash_u64(0,
+ * pid)) share their low 16 bits: all in one cluster of that table up to 32768 processes. A
+ * search of the first pids from 1, 65536 tries a hit.
+ */
+static void colliding_pids(uint32_t *pids, uint32_t n)
+{
+	uint32_t pid = 1, k = 0;
+
+	while (k < n) {
+		if (!(rep_hash_u64(0, pid) & 0xffff))
+			pids[k++] = pid;
+		pid++;
+	}
+}
+
+/* format.md 4.3, 4.4: the processes, then rows going round them (no stacks). */
+static int hostile_pids(struct cap_writer *w, uint32_t n, uint32_t nrows, bool control)
+{
+	struct cap_process *procs = calloc(n + 1, sizeof(*procs));
+	struct cap_row *rows = calloc(nrows + 1, sizeof(*rows));
+	uint32_t *pids = calloc(n + 1, sizeof(*pids)), i;
+	struct cap_record rec;
+	int err;
+
+	if (!procs || !rows || !pids) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (control)
+		for (i = 0; i < n; i++)
+			pids[i] = i + 1;
+	else
+		colliding_pids(pids, n);
+	for (i = 0; i < n; i++)
+		procs[i] = (struct cap_process){ pids[i], CAP_PROC_F_NO_MAPS, 5000, "p", "", 0, NULL };
+	for (i = 0; i < nrows; i++)
+		rows[i] = (struct cap_row){ .pid = pids[i % n], .tid = pids[i % n], .comm = "p",
+					    .count = 1 };
+	err = hostile_meta(w);
+	rec = (struct cap_record){ .type = CAP_CHUNK_PROCS };
+	rec.procs = (struct cap_procs){ n, procs };
+	if (!err)
+		err = cap_writer__put(w, &rec);
+	rec = (struct cap_record){ .type = CAP_CHUNK_INTERVAL };
+	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull, 0, 0,
+					      nrows, NULL, NULL, rows };
+	if (!err)
+		err = cap_writer__put(w, &rec);
+out:
+	free(procs);
+	free(rows);
+	free(pids);
+	return err;
+}
 
 static int usage(void)
 {
@@ -44,7 +105,8 @@ static int usage(void)
 			"       mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel "
 			"[mangled]\n"
 			"       mkhostile dwarf OUT.stk MIB NADDR [dies]\n"
-			"       mkhostile perfmap OUT.stk NSYMS same|spread NADDR\n");
+			"       mkhostile perfmap OUT.stk NSYMS same|spread NADDR\n"
+			"       mkhostile pids OUT.stk NPIDS NROWS [control]\n");
 	return 2;
 }
 
@@ -89,6 +151,9 @@ int main(int argc, char **argv)
 			return usage();
 		if (a > 1000000000 || strtoul(argv[5], NULL, 10) > CAP_MAX_STACK_DEPTH)
 			return out_of_range();
+	} else if (!strcmp(kind, "pids")) {
+		if (a < 1 || a > 32768 || b > 1000000)
+			return out_of_range();
 	} else {
 		return usage();
 	}
@@ -116,6 +181,8 @@ int main(int argc, char **argv)
 				    argc > 5 && !strcmp(argv[5], "dies") ? MKELF_DIES : 0);
 	} else if (!strcmp(kind, "perfmap")) {
 		err = hostile_perfmap(w, a, !strcmp(argv[4], "same"), strtoul(argv[5], NULL, 10));
+	} else if (!strcmp(kind, "pids")) {
+		err = hostile_pids(w, a, b, argc > 5 && !strcmp(argv[5], "control"));
 	} else {
 		err = hostile_meta(w);
 		if (!err && !strcmp(kind, "ksyms"))
