@@ -271,6 +271,17 @@ $MK dwarf "$tmp/dies-small.stk" 1 64 dies || fail hostile/mkhostile "dwarf small
 $MK dwarf "$tmp/dies-control.stk" 1 1 dies || fail hostile/mkhostile "dwarf control"
 check_work dies 2 -q -l "$tmp/dies-small.stk" -- -q -l "$tmp/dies-control.stk"
 
+# Every address of 1,024 frames in 64 nested inlined functions (9.5 KB): --tree indented each of
+# the 66,560 levels two spaces more than the one before, 4.4 GB; the indentation stops at 128
+# levels (the output is read through head: before, it would have filled the disk)
+$MK dwarf "$tmp/inlines.stk" 64 1024 inlines || fail hostile/mkhostile "dwarf inlines"
+bytes=$("$TIMED" -q --tree --inline "$tmp/inlines.stk" 2>"$tmp/inlines.err" |
+	head -c $((64 << 20)) | wc -c)
+rc=${PIPESTATUS[0]}
+check_exit inlines 0
+[ "$bytes" -lt $((64 << 20)) ] && ok hostile/inlines.tree_size ||
+	fail hostile/inlines.tree_size "the tree printed 64 MiB and more"
+
 # A perf map of entries of 4 KiB all at one address: each frame looked back over all of them;
 # at 44M of them (3.9 MB) the tables took 2.4 GB at the 2,048 MiB budget
 $MK perfmap "$tmp/pm-small.stk" 262144 same 1024 || fail hostile/mkhostile "perfmap small"

@@ -32,6 +32,12 @@
  * down to an address passes that block: libdw skips its children to find its sibling.
  */
 #define MKELF_DIES 0x2u
+/*
+ * .debug_info holds one unit whose function covering .text holds debug_bytes inlined
+ * subroutines, each inside the one before and covering .text too: every address is in that
+ * many inlined functions ("i").
+ */
+#define MKELF_INLINES 0x4u
 /* with functions of func_size bytes (mkelf_make_sized()): end of .text and the note */
 #define MKELF_LOAD_END_SIZED(func_size) (MKELF_TEXT + MKELF_NFUNCS * (func_size) + 36u)
 
@@ -98,6 +104,7 @@ static const uint8_t mkelf_abbrev[] = {
 	2, 0x2e, 1, 0x03, 0x08, 0x11, 0x01, 0x12, 0x07, 0, 0,	/* name string, low, high */
 	3, 0x0b, 1, 0, 0,
 	4, 0x34, 0, 0, 0,
+	5, 0x1d, 1, 0x03, 0x08, 0x11, 0x01, 0x12, 0x07, 0, 0,	/* inlined: name, low, high */
 	0,
 };
 
@@ -160,6 +167,48 @@ static inline void mkelf_zlib_dies_raw(struct mkelf_buf *b, uint64_t n)
 	if (ret != Z_STREAM_END)
 		exit(1);
 	deflateEnd(&z);
+}
+
+/* The MKELF_INLINES unit with n nested inlined subroutines, plain (*len bytes, malloc'ed). */
+static inline uint8_t *mkelf_inlines_unit(uint64_t n, size_t *len)
+{
+	uint8_t head[MKELF_DIES_HEAD];
+	uint64_t lo = MKELF_TEXT, span = 0x10000000;
+	size_t each = 1 + 2 + 8 + 8, i, k = MKELF_DIES_HEAD - 1;
+	uint8_t *u;
+	uint32_t unit;
+
+	*len = MKELF_DIES_HEAD - 1 + n * each + n + 2;
+	u = malloc(*len);
+	if (!u)
+		exit(1);
+	mkelf_dies_head(head, 0);
+	memcpy(u, head, k);	/* unit header, unit, function: not the block */
+	unit = (uint32_t)(*len - 4);
+	memcpy(u, &unit, 4);
+	for (i = 0; i < n; i++) {
+		u[k++] = 5;
+		u[k++] = 'i', u[k++] = 0;
+		memcpy(u + k, &lo, 8), k += 8;
+		memcpy(u + k, &span, 8), k += 8;
+	}
+	memset(u + k, 0, n + 2);	/* the ends of the inlined, the function's and the unit's */
+	return u;
+}
+
+/* zlib stream of the MKELF_INLINES unit with n nested inlined subroutines, appended to b. */
+static inline void mkelf_zlib_inlines_raw(struct mkelf_buf *b, uint64_t n)
+{
+	size_t len;
+	uint8_t *u = mkelf_inlines_unit(n, &len);
+	uLongf out = compressBound(len);
+
+	mkelf_put(b, NULL, out);
+	b->len -= out;
+	if (compress2(b->p + b->len, &out, u, len, Z_BEST_COMPRESSION) != Z_OK)
+		exit(1);
+	b->len += out;
+	free(u);
 }
 
 /* xz stream of n zero bytes (what `xz` makes of them), appended to b. */
@@ -237,9 +286,15 @@ static inline void mkelf_make_sized(struct mkelf_buf *b, const uint8_t id[20],
 	Elf64_Ehdr eh = { 0 };
 	Elf64_Phdr ph = { 0 };
 	Elf64_Nhdr nh = { 4, 20, NT_GNU_BUILD_ID };
-	bool dies = flags & MKELF_DIES;
+	bool dies = flags & MKELF_DIES, inl = flags & MKELF_INLINES;
+	size_t inl_len = 0;
 	Elf64_Chdr ch = { ELFCOMPRESS_ZLIB, 0, dies ? MKELF_DIES_HEAD + debug_bytes +
 			  MKELF_DIES_TAIL : debug_bytes, 1 };
+
+	if (inl) {
+		free(mkelf_inlines_unit(debug_bytes, &inl_len));
+		ch.ch_size = inl_len;
+	}
 	size_t code_len = (size_t)MKELF_NFUNCS * func_size;
 	uint8_t *code = malloc(code_len);
 
@@ -292,12 +347,13 @@ static inline void mkelf_make_sized(struct mkelf_buf *b, const uint8_t id[20],
 		mkelf_align(b, 8);
 		start = b->len;
 		mkelf_put(b, &ch, sizeof(ch));
-		mkelf_zeros(b, debug_bytes, dies ? mkelf_zlib_dies_raw : mkelf_zlib_zeros_raw);
+		mkelf_zeros(b, debug_bytes, inl ? mkelf_zlib_inlines_raw : dies ? mkelf_zlib_dies_raw
+									    : mkelf_zlib_zeros_raw);
 		sec[nsec++] = (struct mkelf_section){ ".debug_info", SHT_PROGBITS, 0, 0,
 						      SHF_COMPRESSED, 0, start, b->len - start, 8,
 						      0 };
 	}
-	if (dies) {
+	if (dies || inl) {
 		sec[nsec++] = (struct mkelf_section){ ".debug_abbrev", SHT_PROGBITS, 0, 0, 0, 0,
 						      b->len, sizeof(mkelf_abbrev), 1, 0 };
 		mkelf_put(b, mkelf_abbrev, sizeof(mkelf_abbrev));

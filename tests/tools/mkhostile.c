@@ -20,10 +20,11 @@
  *   mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel [mangled]
  *                                         a symbol name of KIB KiB, hit at NSTACKS x DEPTH
  *                                         addresses (user stacks, or kernel ones with kernel)
- *   mkhostile dwarf OUT.stk MIB NADDR [dies]
+ *   mkhostile dwarf OUT.stk MIB NADDR [dies|inlines]
  *                                         an embedded object with MIB MiB of zeros in its
  *                                         compressed .debug_info (dies: a unit of MIB Mi
- *                                         childless entries), hit at NADDR addresses
+ *                                         childless entries; inlines: every address in MIB
+ *                                         nested inlined functions), hit at NADDR addresses
  *   mkhostile perfmap OUT.stk NSYMS same|spread NADDR
  *                                         a perf map of NSYMS entries (all at one address, or
  *                                         each after the last), NADDR of its addresses hit
@@ -104,7 +105,7 @@ static int usage(void)
 			"       mkhostile ksyms-add OUT.stk MIB NADD [every|replace|one]\n"
 			"       mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel "
 			"[mangled]\n"
-			"       mkhostile dwarf OUT.stk MIB NADDR [dies]\n"
+			"       mkhostile dwarf OUT.stk MIB NADDR [dies|inlines]\n"
 			"       mkhostile perfmap OUT.stk NSYMS same|spread NADDR\n"
 			"       mkhostile pids OUT.stk NPIDS NROWS [control]\n");
 	return 2;
@@ -177,8 +178,12 @@ int main(int argc, char **argv)
 		err = hostile_long_name(w, (size_t)a << 10, b, strtoul(argv[5], NULL, 10),
 					argv[6][0], argc > 7 && !strcmp(argv[7], "mangled"));
 	} else if (!strcmp(kind, "dwarf")) {
-		err = hostile_dwarf(w, (uint64_t)a << 20, b,
-				    argc > 5 && !strcmp(argv[5], "dies") ? MKELF_DIES : 0);
+		const char *how = argc > 5 ? argv[5] : "";
+
+		/* inlines: MIB is the depth */
+		err = hostile_dwarf(w, !strcmp(how, "inlines") ? a : (uint64_t)a << 20, b,
+				    !strcmp(how, "dies") ? MKELF_DIES :
+				    !strcmp(how, "inlines") ? MKELF_INLINES : 0);
 	} else if (!strcmp(kind, "perfmap")) {
 		err = hostile_perfmap(w, a, !strcmp(argv[4], "same"), strtoul(argv[5], NULL, 10));
 	} else if (!strcmp(kind, "pids")) {
