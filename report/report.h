@@ -60,6 +60,12 @@ static inline uint64_t rep_count_add(uint64_t a, uint64_t b, bool *saturated)
 #define REP_MAX_NAME 4096u
 /* Bytes of a frame's text (rep_frame_render()): an address, a name, a file, a module. */
 #define REP_MAX_FRAME_TEXT (3 * REP_MAX_NAME + 128)
+/*
+ * s when it holds at most REP_MAX_NAME bytes, else its first bytes up to a UTF-8 boundary and
+ * "..." in REP_MAX_NAME bytes, written into buf (resolve.c). NULL for NULL. At most
+ * REP_MAX_NAME + 1 bytes of s are read.
+ */
+const char *rep_cut_name(const char *s, char buf[REP_MAX_NAME + 1]);
 
 /*
  * Default budgets of a run (stkreport(1), --max-memory and --max-debug; format.md 2, "Limits"):

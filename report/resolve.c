@@ -159,17 +159,9 @@ static struct sym_kernel *kernel_for(struct rep_resolver *r, uint32_t ks)
 	return r->kernels[i];
 }
 
-/*
- * s, or when it is longer than REP_MAX_NAME bytes, its first bytes up to a UTF-8 boundary and
- * "..." in REP_MAX_NAME bytes, kept in r->cut (*bytes grows by what that keeps). A capture may
- * hold names of megabytes: what a frame prints, and the work per frame, stay within this.
- */
-static const char *bounded(struct rep_resolver *r, const char *s, uint64_t *bytes, int *err)
+const char *rep_cut_name(const char *s, char buf[REP_MAX_NAME + 1])
 {
-	char buf[REP_MAX_NAME + 1];
 	size_t n = REP_MAX_NAME - 3;
-	uint32_t before = r->cut.n;
-	int64_t id;
 
 	if (!s || strnlen(s, REP_MAX_NAME + 1) <= REP_MAX_NAME)
 		return s;
@@ -177,13 +169,30 @@ static const char *bounded(struct rep_resolver *r, const char *s, uint64_t *byte
 		n--;	/* not inside a UTF-8 sequence */
 	memcpy(buf, s, n);
 	memcpy(buf + n, "...", 4);
-	id = rep_strtab__intern(&r->cut, buf);
+	return buf;
+}
+
+/*
+ * s cut as rep_cut_name() says, a cut copy kept in r->cut (*bytes grows by what that keeps). A
+ * capture may hold names of megabytes: what a frame prints, and the work per frame, stay
+ * within REP_MAX_NAME.
+ */
+static const char *bounded(struct rep_resolver *r, const char *s, uint64_t *bytes, int *err)
+{
+	char buf[REP_MAX_NAME + 1];
+	const char *cut = rep_cut_name(s, buf);
+	uint32_t before = r->cut.n;
+	int64_t id;
+
+	if (cut == s)
+		return s;
+	id = rep_strtab__intern(&r->cut, cut);
 	if (id < 0) {
 		*err = id;
 		return NULL;
 	}
 	if (r->cut.n != before)
-		*bytes += n + 4 + sizeof(char *);
+		*bytes += strlen(cut) + 1 + sizeof(char *);
 	return rep_strtab__str(&r->cut, id);
 }
 

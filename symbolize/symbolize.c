@@ -755,61 +755,6 @@ static void lookup_jit(struct sym_user *u, const struct cap_process *proc,
 	res->offset = addr - s->addr;
 }
 
-void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64_t addr,
-		      bool is_return, struct sym_result *res)
-{
-	uint64_t look = is_return && addr ? addr - 1 : addr;
-	const struct cap_mapping *m;
-	const struct sym_symbol *s;
-	struct dso *d;
-	uint64_t off, vaddr;
-
-	if (!proc || (proc->flags & CAP_PROC_F_NO_MAPS))
-		return set_unknown(res, SYM_R_NO_MAPS);
-	m = find_mapping(proc, look);
-	if (!m)
-		return set_unknown(res, SYM_R_OUTSIDE);
-	off = addr - m->start + m->pgoff;
-	if (m->kind == CAP_MAP_ANON_EXEC)
-		return lookup_jit(u, proc, m, addr, look, res);
-	if (!has_dso(u, m)) {
-		set_unknown(res, SYM_R_SPECIAL);
-		res->module = special_module(m);
-		res->module_offset = off;
-		return;
-	}
-	d = get_dso(u, m);
-	if (!d)
-		/* out of memory: degrade, not fail */
-		return set_unknown(res, SYM_R_NOT_FOUND);
-	set_unknown(res, d->status);
-	res->module = d->module;
-	res->module_path = d->path;
-	res->module_offset = off;
-	if (d->build_id_len) {
-		res->build_id = d->build_id;
-		res->build_id_len = d->build_id_len;
-	}
-	if (d->status != SYM_OK)
-		return;
-	if (sym_segments_to_vaddr(d->elf->segs, d->elf->nsegs, look - m->start + m->pgoff,
-				  &vaddr)) {
-		res->reason = SYM_R_NO_SYMBOLS;
-		return;
-	}
-	s = sym_symbols_find(d->elf->syms, d->elf->nsyms, vaddr);
-	if (!s) {
-		res->reason = SYM_R_NO_SYMBOLS;
-		return;
-	}
-	res->reason = SYM_OK;
-	res->name = symbol_name(u, d, s);
-	/* the printed offset is that of the raw address, as bcc prints it */
-	res->offset = vaddr + (addr - look) - s->addr;
-	if (u->o.lines || u->o.inlines)
-		add_source(u, d, vaddr, res);
-}
-
 struct map_key {
 	const struct sym_user *u;
 	const struct cap_mapping *m;
@@ -852,6 +797,62 @@ static struct dso *mapping_dso(struct sym_user *u, const struct cap_mapping *m)
 	u->map_keys[u->nmaps] = m;
 	u->map_dso[u->nmaps++] = d;
 	return d;
+}
+
+void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64_t addr,
+		      bool is_return, struct sym_result *res)
+{
+	uint64_t look = is_return && addr ? addr - 1 : addr;
+	const struct cap_mapping *m;
+	const struct sym_symbol *s;
+	struct dso *d;
+	uint64_t off, vaddr;
+
+	if (!proc || (proc->flags & CAP_PROC_F_NO_MAPS))
+		return set_unknown(res, SYM_R_NO_MAPS);
+	m = find_mapping(proc, look);
+	if (!m)
+		return set_unknown(res, SYM_R_OUTSIDE);
+	off = addr - m->start + m->pgoff;
+	if (m->kind == CAP_MAP_ANON_EXEC)
+		return lookup_jit(u, proc, m, addr, look, res);
+	if (!has_dso(u, m)) {
+		set_unknown(res, SYM_R_SPECIAL);
+		res->module = special_module(m);
+		res->module_offset = off;
+		return;
+	}
+	/* through the mapping cache: a dso's own key is its path, which may be megabytes long */
+	d = mapping_dso(u, m);
+	if (!d)
+		/* out of memory: degrade, not fail */
+		return set_unknown(res, SYM_R_NOT_FOUND);
+	set_unknown(res, d->status);
+	res->module = d->module;
+	res->module_path = d->path;
+	res->module_offset = off;
+	if (d->build_id_len) {
+		res->build_id = d->build_id;
+		res->build_id_len = d->build_id_len;
+	}
+	if (d->status != SYM_OK)
+		return;
+	if (sym_segments_to_vaddr(d->elf->segs, d->elf->nsegs, look - m->start + m->pgoff,
+				  &vaddr)) {
+		res->reason = SYM_R_NO_SYMBOLS;
+		return;
+	}
+	s = sym_symbols_find(d->elf->syms, d->elf->nsyms, vaddr);
+	if (!s) {
+		res->reason = SYM_R_NO_SYMBOLS;
+		return;
+	}
+	res->reason = SYM_OK;
+	res->name = symbol_name(u, d, s);
+	/* the printed offset is that of the raw address, as bcc prints it */
+	res->offset = vaddr + (addr - look) - s->addr;
+	if (u->o.lines || u->o.inlines)
+		add_source(u, d, vaddr, res);
 }
 
 /* Stable stand-ins for "no object" outcomes, distinct from any dso token. */

@@ -287,7 +287,8 @@ static int mapping_id(struct rep_pprof *b, const struct cap_process *p, uint64_t
 		      uint32_t *id)
 {
 	const struct cap_mapping *m = find_map(p, addr);
-	char bid[2 * CAP_BUILD_ID_MAX + 1];
+	char bid[2 * CAP_BUILD_ID_MAX + 1], cut[REP_MAX_NAME + 1];
+	const char *path;
 	int err;
 
 	*id = 0;
@@ -296,12 +297,14 @@ static int mapping_id(struct rep_pprof *b, const struct cap_process *p, uint64_t
 	/* a hostile length must not read past build_id[] */
 	elfobj_hex(m->build_id,
 		   m->build_id_len < CAP_BUILD_ID_MAX ? m->build_id_len : CAP_BUILD_ID_MAX, bid);
+	/* per frame: a path of megabytes must cost what a frame's names do (REP_MAX_NAME) */
+	path = rep_cut_name(m->path ? m->path : "", cut);
 	snprintf(b->key, sizeof(b->key), "m:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%s:%s", m->start,
-		 m->end, m->pgoff, bid, m->path ? m->path : "");
+		 m->end, m->pgoff, bid, path);
 	err = key_lookup(b, &b->nmappings, id);
 	if (err <= 0)
 		return err;
-	return put_mapping(b, *id, m->start, m->end, m->pgoff, m->path, bid);
+	return put_mapping(b, *id, m->start, m->end, m->pgoff, path, bid);
 }
 
 /* The kernel's mapping, made when a kernel frame first needs it: pprof takes mapping 1 as

@@ -227,6 +227,13 @@ done
 $MK long-name "$tmp/name-small.stk" 1024 1 1024 object || fail hostile/mkhostile "name small"
 $MK long-name "$tmp/name-control.stk" 1024 1 1 object || fail hostile/mkhostile "name control"
 check_work name 10 -q -f "$tmp/name-small.stk" -- -q -f "$tmp/name-control.stk"
+# the same with a path of 1 MiB as the object's: every frame hashed and compared it to find its
+# object (-v), or printed it into pprof's key of its mapping (--pprof); at 16 MiB: over 60 s
+$MK long-name "$tmp/path-small.stk" 1024 1 1024 path || fail hostile/mkhostile "path small"
+$MK long-name "$tmp/path-control.stk" 1024 1 1 path || fail hostile/mkhostile "path control"
+check_work path 10 -q -v "$tmp/path-small.stk" -- -q -v "$tmp/path-control.stk"
+check_work path-pprof 10 -q --pprof "$tmp/path.pb.gz" "$tmp/path-small.stk" -- \
+	-q --pprof "$tmp/path.pb.gz" "$tmp/path-control.stk"
 # in the database: 1,024 frames of a 1 MiB name (9 KB) took 2.7 GB with --max-memory 64, and
 # --sqlite wrote 2.16 GB
 run name-sql -q --max-memory 64 --sql "SELECT count(*), max(length(symbol)) FROM frames" \

@@ -254,7 +254,8 @@ static inline int hostile_ksyms_adds(struct cap_writer *w, size_t len, uint32_t 
  * user stacks of depth frames, each frame at another address of it. Where the name is: in an
  * OBJECTS record (symbol tables only) of an object that one process maps (where 'o'), in that
  * process's PERFMAP record with an anonymous executable mapping ('j'), or in a KSYMS_ADD record,
- * the stacks then being kernel stacks ('k'). One interval holds the stacks, one row each.
+ * the stacks then being kernel stacks ('k'); with 'p' the name is the object's path (its
+ * mapping's and its record's), and its symbol "s". One interval holds the stacks, one row each.
  */
 #define HOSTILE_NAME_BASE 0x10000000ull
 
@@ -269,6 +270,7 @@ static inline int hostile_long_name(struct cap_writer *w, size_t name_len, uint3
 	struct cap_mapping map = { .start = HOSTILE_NAME_BASE, .end = HOSTILE_NAME_BASE + span,
 				   .kind = where == 'j' ? CAP_MAP_ANON_EXEC : CAP_MAP_FILE,
 				   .build_id_len = 20, .path = where == 'j' ? "" : "/hostile/long.so" };
+	bool long_path = where == 'p';
 	struct cap_process proc = { 100, 0, 5000, "hostile", "/hostile/main", 1, &map };
 	struct cap_symbol sym = { where == 'j' ? HOSTILE_NAME_BASE : 0, span, name };
 	struct cap_segment seg = { 0, 0, span, span };
@@ -287,6 +289,12 @@ static inline int hostile_long_name(struct cap_writer *w, size_t name_len, uint3
 	if (mangled && name_len >= 2)
 		memcpy(name, "_Z", 2);
 	name[name_len] = 0;
+	if (long_path) {
+		name[0] = '/';
+		map.path = name;
+		sym.name = "s";
+		where = 'o';
+	}
 	memset(map.build_id, 0x6c, 20);
 	err = hostile_meta(w);
 	if (!err && where == 'o') {

@@ -17,9 +17,10 @@
  *                                         records of one symbol (every: an interval using the
  *                                         table after each; replace: each replaces the last;
  *                                         one: the control, all in one record)
- *   mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel [mangled]
+ *   mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel|path [mangled]
  *                                         a symbol name of KIB KiB, hit at NSTACKS x DEPTH
- *                                         addresses (user stacks, or kernel ones with kernel)
+ *                                         addresses (user stacks, or kernel ones with kernel;
+ *                                         path: the object's path is that long)
  *   mkhostile dwarf OUT.stk MIB NADDR [dies|inlines]
  *                                         an embedded object with MIB MiB of zeros in its
  *                                         compressed .debug_info (dies: a unit of MIB Mi
@@ -103,7 +104,7 @@ static int usage(void)
 	fprintf(stderr, "usage: mkhostile ksyms|rows OUT.stk CHUNKS MIB\n"
 			"       mkhostile objects OUT.stk NOBJ MIB [debugdata]\n"
 			"       mkhostile ksyms-add OUT.stk MIB NADD [every|replace|one]\n"
-			"       mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel "
+			"       mkhostile long-name OUT.stk KIB NSTACKS DEPTH object|jit|kernel|path "
 			"[mangled]\n"
 			"       mkhostile dwarf OUT.stk MIB NADDR [dies|inlines]\n"
 			"       mkhostile perfmap OUT.stk NSYMS same|spread NADDR\n"
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
 		if (a > CAP_MAX_CHUNK_RAW >> 20 || b > 10000000)
 			return out_of_range();
 	} else if (!strcmp(kind, "long-name")) {
-		if (argc < 7 || !strchr("ojk", argv[6][0]))
+		if (argc < 7 || !strchr("ojkp", argv[6][0]))
 			return usage();
 		if (a > 60 * 1024 || b > 100000 || strtoul(argv[5], NULL, 10) > CAP_MAX_STACK_DEPTH)
 			return out_of_range();

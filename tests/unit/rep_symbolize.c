@@ -120,8 +120,9 @@ static void test_user_lookup(void)
 	struct sym_elf *e = sym_elf__open(ELF_DIR "/golden.elf");
 	struct sym_elf *p = sym_elf__open(ELF_DIR "/golden-pie.elf");
 	struct sym_user *u = sym_user__new(&(struct sym_user_opts){ .symfs = ELF_DIR, .open_files = true });
-	struct cap_mapping maps[2];
+	struct cap_mapping maps[2], other[3];
 	struct cap_process proc = { .pid = 1, .nmaps = 2, .maps = maps };
+	struct cap_process oproc = { .pid = 1, .nmaps = 1, .maps = other };
 	struct sym_result r;
 
 	if (!T_CHECK("test_rep_user_setup", e && p && u, "setup failed"))
@@ -157,22 +158,26 @@ static void test_user_lookup(void)
 	T_EQ_INT("test_rep_user_no_maps", SYM_R_NO_MAPS, r.reason);
 	proc.flags = 0;
 
-	maps[0].build_id[0] ^= 0xff;
-	sym_user__lookup(u, &proc, 0x401146, false, &r);
+	/* other mapping records (the symbolizer keeps a record's object: records never change) */
+	other[0] = maps[0];
+	other[0].build_id[0] ^= 0xff;
+	sym_user__lookup(u, &oproc, 0x401146, false, &r);
 	T_EQ_INT("test_rep_user_build_id_mismatch", SYM_R_BUILD_ID, r.reason);
 	T_CHECK("test_rep_user_build_id_mismatch_no_name", !r.name, "named %s", r.name);
-	maps[0].build_id[0] ^= 0xff;
 	/* the cache is keyed by (path, build-id): the right one still resolves */
 	sym_user__lookup(u, &proc, 0x401146, false, &r);
 	T_EQ_STR("test_rep_user_cache_by_build_id", "stk_leaf", r.name);
 
-	maps[0].path = "/no/such/golden.elf";
-	sym_user__lookup(u, &proc, 0x401146, false, &r);
+	other[1] = maps[0];
+	other[1].path = "/no/such/golden.elf";
+	oproc.maps = &other[1];
+	sym_user__lookup(u, &oproc, 0x401146, false, &r);
 	T_EQ_INT("test_rep_user_not_found", SYM_R_NOT_FOUND, r.reason);
 	T_EQ_STR("test_rep_user_not_found_module", "golden.elf", r.module);
-	maps[0].path = "/golden.elf";
-	maps[0].kind = CAP_MAP_VDSO;
-	sym_user__lookup(u, &proc, 0x401146, false, &r);
+	other[2] = maps[0];
+	other[2].kind = CAP_MAP_VDSO;
+	oproc.maps = &other[2];
+	sym_user__lookup(u, &oproc, 0x401146, false, &r);
 	T_EQ_INT("test_rep_user_vdso", SYM_R_SPECIAL, r.reason);
 	T_EQ_STR("test_rep_user_vdso_module", "[vdso]", r.module);
 out:
