@@ -157,6 +157,13 @@ struct dso {
 	bool debug_skipped;		/* counted in the debug budget's skipped */
 	const char **dem;		/* demangled name per symbol, filled lazily */
 	uint64_t charged;		/* taken from the memory budget: elf, dem, dw_image */
+	/*
+	 * Another path of an embedded object an earlier dso opened: its tables (elf, dem, dw)
+	 * are that owner's, made once however many paths name the object (1,000 paths of an
+	 * object of a million symbols sorted its table 1,000 times).
+	 */
+	struct dso *owner;
+	enum sym_reason emb_status;	/* owners: what the embedded copy gave, before the host's */
 };
 
 struct sym_user {
@@ -169,6 +176,7 @@ struct sym_user {
 	uint32_t n, cap;
 	struct rep_htab index;		/* (path, build-id) -> dso */
 	struct rep_htab emb_index;	/* build-id -> embedded object (index into o.objects) */
+	struct dso **emb_owner;		/* per embedded object: the dso that opened it, or NULL */
 	/* mapping record -> dso, so a frame costs a pointer hash, not a path hash */
 	struct rep_htab map_index;
 	const struct cap_mapping **map_keys;
@@ -283,7 +291,8 @@ void sym_user__free(struct sym_user *u)
 		struct dso *d = u->dsos[i];
 
 		cap_budget__give(u->o.memory, d->charged);
-		sym_elf__close(d->elf);
+		if (!d->owner)
+			sym_elf__close(d->elf);
 		sym_dwarf__close(d->dw);
 		free(d->dw_image);
 		free(d->path);
@@ -293,6 +302,7 @@ void sym_user__free(struct sym_user *u)
 		free(d);
 	}
 	free(u->dsos);
+	free(u->emb_owner);
 	rep_htab__clear(&u->index);
 	rep_htab__clear(&u->emb_index);
 	rep_htab__clear(&u->map_index);
@@ -489,14 +499,45 @@ static void find_debug_symbols(struct sym_user *u, struct dso *d)
 	sym_elf__close(dbg);
 }
 
+/*
+ * The embedded object emb for d: opened once, by the first dso that names it (its owner); a
+ * later dso borrows the owner's tables (returns true: d is done), or, where the embedded copy
+ * gave nothing, starts from its reason without opening it again.
+ */
+static bool embedded_of(struct sym_user *u, struct dso *d, int64_t emb, enum sym_reason *r)
+{
+	struct dso *o;
+
+	if (!u->emb_owner)
+		u->emb_owner = calloc(u->o.nobjects, sizeof(*u->emb_owner));
+	o = u->emb_owner ? u->emb_owner[emb] : NULL;
+	if (!o) {
+		*r = d->emb_status = open_embedded(u, d, u->objs[emb]);
+		if (u->emb_owner)
+			u->emb_owner[emb] = d;
+		return false;
+	}
+	d->emb = o->emb;
+	*r = o->emb_status;
+	if (*r != SYM_OK)
+		return false;
+	/* the owner's tables, or the owner's reason when they did not fit the budget */
+	if (o->debuglink)
+		d->debuglink = strdup(o->debuglink);
+	d->owner = o;
+	d->elf = o->elf;
+	d->status = o->status;
+	return true;
+}
+
 static void open_dso(struct sym_user *u, struct dso *d, const struct cap_mapping *m)
 {
 	int64_t emb = find_embedded(u, d->build_id, d->build_id_len);
 	enum sym_reason r = SYM_R_NOT_FOUND;
 	char *file = NULL;
 
-	if (emb >= 0)
-		r = open_embedded(u, d, u->objs[emb]);
+	if (emb >= 0 && embedded_of(u, d, emb, &r))
+		return;
 	if (r != SYM_OK && r != SYM_R_BUDGET && d->files) {
 		r = sym_finder__object(u->finder, &(struct sym_want){
 			.path = d->path, .build_id = d->build_id, .build_id_len = d->build_id_len },
@@ -636,6 +677,8 @@ static const char *symbol_name(struct sym_user *u, struct dso *d, const struct s
 {
 	size_t i = s - d->elf->syms;
 
+	if (d->owner)
+		d = d->owner;	/* its names, demangled once */
 	if (!u->o.demangle)
 		return s->name;
 	if (!d->dem)
@@ -661,6 +704,8 @@ static struct sym_dwarf *dso_dwarf(struct sym_user *u, struct dso *d)
 	struct sym_want w;
 	char *file = NULL;
 
+	if (d->owner)
+		return dso_dwarf(u, d->owner);
 	if (d->dw_tried)
 		return d->dw;
 	d->dw_tried = true;

@@ -304,6 +304,16 @@ else
 	check_rss perfmap $((2048 + 64))
 fi
 
+# An object of a million symbols in the capture, mapped by 1,000 processes at 1,000 paths (46
+# KB): each path sorted its own copy of the table, over 100 s; at 50,000 symbols and 50 paths
+# 30x the control's instructions (one path). Its tables are made once now.
+$MK paths "$tmp/paths.stk" 1000000 1000 || fail hostile/mkhostile "paths"
+STKREPORT=$TIMED run paths -q "$tmp/paths.stk"
+check_exit paths 0
+$MK paths "$tmp/paths-small.stk" 50000 50 || fail hostile/mkhostile "paths small"
+$MK paths "$tmp/paths-control.stk" 50000 50 control || fail hostile/mkhostile "paths control"
+check_work paths 2 -q "$tmp/paths-small.stk" -- -q "$tmp/paths-control.stk"
+
 # 8,192 processes whose pids' unkeyed hashes share their low 16 bits, and 65,536 rows going
 # round them: one cluster of the pid table that every row's lookup walked (30x the control's
 # instructions, sequential pids); the tables' hashes are keyed with a random seed now

@@ -29,6 +29,10 @@
  *   mkhostile perfmap OUT.stk NSYMS same|spread NADDR
  *                                         a perf map of NSYMS entries (all at one address, or
  *                                         each after the last), NADDR of its addresses hit
+ *   mkhostile paths OUT.stk NSYMS NPROCS [control]
+ *                                         an object of NSYMS symbols in an OBJECTS record,
+ *                                         mapped by NPROCS processes each at another path
+ *                                         (control: at one path), each hitting it once
  *   mkhostile pids OUT.stk NPIDS NROWS [control]
  *                                         NPIDS processes whose pids' unkeyed hashes share
  *                                         their low 16 bits (control: pids 1, 2, 3...), and an
@@ -57,6 +61,67 @@ static void colliding_pids(uint32_t *pids, uint32_t n)
 			pids[k++] = pid;
 		pid++;
 	}
+}
+
+/* format.md 4.8, 4.3, 4.4: the object, the processes, one row each. */
+static int hostile_paths(struct cap_writer *w, uint32_t nsyms, uint32_t nprocs, bool control)
+{
+	struct cap_symbol *syms = calloc(nsyms + 1, sizeof(*syms));
+	struct cap_process *procs = calloc(nprocs + 1, sizeof(*procs));
+	struct cap_mapping *maps = calloc(nprocs + 1, sizeof(*maps));
+	struct cap_stack *st = calloc(nprocs + 1, sizeof(*st));
+	struct cap_row *rows = calloc(nprocs + 1, sizeof(*rows));
+	char (*paths)[32] = calloc(nprocs + 1, sizeof(*paths));
+	struct cap_segment seg = { 0, 0, 16ull * nsyms + 0x1000, 16ull * nsyms + 0x1000 };
+	struct cap_object o = { .flags = CAP_OBJ_F_SYMTAB, .build_id_len = 20, .path = "/p/0",
+				.debuglink = "", .nsegs = 1, .segs = &seg };
+	uint64_t ip = HOSTILE_BASE + 0x104;
+	struct cap_record rec;
+	uint32_t i;
+	int err;
+
+	if (!syms || !procs || !maps || !st || !rows || !paths) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(o.build_id, 0x70, 20);
+	for (i = 0; i < nsyms; i++)
+		syms[i] = (struct cap_symbol){ 16ull * i, 16, "f" };
+	o.nsyms = nsyms;
+	o.syms = syms;
+	for (i = 0; i < nprocs; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/p/%u", control ? 0 : i);
+		maps[i] = (struct cap_mapping){ .start = HOSTILE_BASE, .end = HOSTILE_BASE + seg.memsz,
+						.kind = CAP_MAP_FILE, .build_id_len = 20,
+						.path = paths[i] };
+		memcpy(maps[i].build_id, o.build_id, 20);
+		procs[i] = (struct cap_process){ i + 1, 0, 5000, "p", "", 1, &maps[i] };
+		st[i] = (struct cap_stack){ 0, 1, &ip };
+		rows[i] = (struct cap_row){ .pid = i + 1, .tid = i + 1, .comm = "p", .ustack = i + 1,
+					    .count = 1 };
+	}
+	err = hostile_meta(w);
+	rec = (struct cap_record){ .type = CAP_CHUNK_OBJECTS };
+	rec.objects = (struct cap_objects){ 1, &o };
+	if (!err)
+		err = cap_writer__put(w, &rec);
+	rec = (struct cap_record){ .type = CAP_CHUNK_PROCS };
+	rec.procs = (struct cap_procs){ nprocs, procs };
+	if (!err)
+		err = cap_writer__put(w, &rec);
+	rec = (struct cap_record){ .type = CAP_CHUNK_INTERVAL };
+	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull, 0,
+					      nprocs, nprocs, NULL, st, rows };
+	if (!err)
+		err = cap_writer__put(w, &rec);
+out:
+	free(syms);
+	free(procs);
+	free(maps);
+	free(st);
+	free(rows);
+	free(paths);
+	return err;
 }
 
 /* format.md 4.3, 4.4: the processes, then rows going round them (no stacks). */
@@ -108,6 +173,7 @@ static int usage(void)
 			"[mangled]\n"
 			"       mkhostile dwarf OUT.stk MIB NADDR [dies|inlines]\n"
 			"       mkhostile perfmap OUT.stk NSYMS same|spread NADDR\n"
+			"       mkhostile paths OUT.stk NSYMS NPROCS [control]\n"
 			"       mkhostile pids OUT.stk NPIDS NROWS [control]\n");
 	return 2;
 }
@@ -156,6 +222,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(kind, "pids")) {
 		if (a < 1 || a > 32768 || b > 1000000)
 			return out_of_range();
+	} else if (!strcmp(kind, "paths")) {
+		if (a > 3000000 || b < 1 || b > 1000000)
+			return out_of_range();
 	} else {
 		return usage();
 	}
@@ -189,6 +258,8 @@ int main(int argc, char **argv)
 		err = hostile_perfmap(w, a, !strcmp(argv[4], "same"), strtoul(argv[5], NULL, 10));
 	} else if (!strcmp(kind, "pids")) {
 		err = hostile_pids(w, a, b, argc > 5 && !strcmp(argv[5], "control"));
+	} else if (!strcmp(kind, "paths")) {
+		err = hostile_paths(w, a, b, argc > 5 && !strcmp(argv[5], "control"));
 	} else {
 		err = hostile_meta(w);
 		if (!err && !strcmp(kind, "ksyms"))
