@@ -705,6 +705,13 @@ enum rep_fuzz_what {
  * bug (a fixed query failed, a loader error).
  */
 int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what);
+/*
+ * Where to cut a fuzz input for a second capture to diff and merge with the whole one: after
+ * its first interval (or event chunk), so that the two differ in rows and duration; else at
+ * half. Never inside the file header (16 bytes) unless the input is shorter, so that the cut
+ * capture loads whenever the whole one did.
+ */
+size_t rep_fuzz_cut(const void *buf, size_t len);
 
 /* The whole of stkreport after option parsing. Returns 0 or a negative errno (already printed). */
 int rep_run(const struct rep_opts *o);

@@ -542,12 +542,7 @@ static int fuzz_outputs(struct rep_capture *c, struct rep_capture *other, FILE *
 	return err;
 }
 
-/*
- * Where to cut the fuzz input for a second capture to diff and merge with the whole one: after
- * its first interval (or event chunk), so that the two differ in rows and duration; else at
- * half. Never inside the file header, so that the cut capture loads whenever the whole one did.
- */
-static size_t fuzz_cut(const void *buf, size_t len)
+size_t rep_fuzz_cut(const void *buf, size_t len)
 {
 	struct cap_reader *r = cap_reader__open_mem(buf, len);
 	struct cap_chunk ch;
@@ -562,7 +557,8 @@ static size_t fuzz_cut(const void *buf, size_t len)
 		after_interval = ch.type == CAP_CHUNK_INTERVAL || ch.type == CAP_CHUNK_EVENTS;
 	}
 	cap_reader__close(r);
-	return cut > 16 ? cut : 16;	/* format.md 2: the 16-byte file header */
+	cut = cut > 16 ? cut : 16;	/* format.md 2: the 16-byte file header */
+	return cut < len ? cut : len;
 }
 
 int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what)
@@ -609,7 +605,7 @@ int rep_fuzz_one(const void *buf, size_t len, FILE *sink, unsigned int what)
 		}
 	}
 	if (!err && (what & (REP_FUZZ_OUTPUTS | REP_FUZZ_SQL))) {
-		other = rep_capture__load_mem(buf, fuzz_cut(buf, len), &memory);
+		other = rep_capture__load_mem(buf, rep_fuzz_cut(buf, len), &memory);
 		if (!other)
 			err = errno == ENOMEM ? -ENOMEM : 0;
 	}

@@ -264,30 +264,6 @@ static void put_file(int fd, const uint8_t *data, size_t size)
 	}
 }
 
-/*
- * Where to cut the input for a second capture to diff and merge with the whole one: after its
- * first interval (or event chunk), so that the two differ in rows and duration; else at half.
- * Never inside the file header, so that the cut capture loads whenever the whole one did.
- */
-static size_t fuzz_cut(const void *buf, size_t len)
-{
-	struct cap_reader *r = cap_reader__open_mem(buf, len);
-	struct cap_chunk ch;
-	size_t cut = len / 2;
-	bool after_interval = false;
-
-	while (r && cap_reader__next(r, &ch) == 1) {
-		if (after_interval) {
-			cut = ch.offset;
-			break;
-		}
-		after_interval = ch.type == CAP_CHUNK_INTERVAL || ch.type == CAP_CHUNK_EVENTS;
-	}
-	cap_reader__close(r);
-	cut = cut > 16 ? cut : 16;	/* format.md 2: the 16-byte file header */
-	return cut < len ? cut : len;
-}
-
 static int env_init(struct fuzz_env *e)
 {
 	int null;
@@ -379,7 +355,7 @@ static bool env_put(struct fuzz_env *e, const uint8_t *data, size_t size)
 
 	cap_reader__close(r);
 	put_file(e->in_fd, data, size);
-	put_file(e->prefix_fd, data, fuzz_cut(data, size));
+	put_file(e->prefix_fd, data, rep_fuzz_cut(data, size));
 	return r != NULL;
 }
 

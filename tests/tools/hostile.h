@@ -81,6 +81,47 @@ static inline int hostile_rows_bomb(struct cap_writer *w, uint32_t chunks, size_
 }
 
 /*
+ * ips[0..n) as stacks of depth frames (the last may be shorter), one row of pid 100 each, user
+ * stacks (kernel ones with kernel), in one interval of one second; then an END record.
+ */
+static inline int hostile_interval_end(struct cap_writer *w, uint64_t *ips, uint32_t n,
+				       uint32_t depth, bool kernel)
+{
+	uint32_t nstacks = (n + depth - 1) / depth, i;
+	struct cap_stack *st = calloc(nstacks + 1, sizeof(*st));
+	struct cap_row *rows = calloc(nstacks + 1, sizeof(*rows));
+	struct cap_record rec = { .type = CAP_CHUNK_INTERVAL };
+	int err;
+
+	if (!st || !rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nstacks; i++) {
+		uint32_t first = i * depth;
+
+		st[i] = (struct cap_stack){ 0, n - first > depth ? depth : n - first, ips + first };
+		rows[i] = (struct cap_row){ .pid = 100, .tid = 100, .comm = "hostile", .count = 1 };
+		if (kernel)
+			rows[i].kstack = i + 1;
+		else
+			rows[i].ustack = i + 1;
+	}
+	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull,
+					      kernel ? nstacks : 0, kernel ? 0 : nstacks, nstacks,
+					      kernel ? st : NULL, kernel ? NULL : st, rows };
+	err = cap_writer__put(w, &rec);
+	rec = (struct cap_record){ .type = CAP_CHUNK_END };
+	rec.end = (struct cap_end){ 1, HOSTILE_MONO0 + 1000000000ull, nstacks };
+	if (!err)
+		err = cap_writer__put(w, &rec);
+out:
+	free(st);
+	free(rows);
+	return err;
+}
+
+/*
  * nobj embedded whole objects (mkelf_make(), debug_bytes of compressed zeros, flags), one
  * process (pid 100) mapping them all, one interval whose user stacks hit each object once, in
  * hostile_fn_(i % 4) of object i, and an END record.
@@ -89,17 +130,15 @@ static inline int hostile_objects(struct cap_writer *w, uint32_t nobj, uint64_t 
 				  unsigned int flags)
 {
 	struct cap_mapping *maps = calloc(nobj, sizeof(*maps));
-	uint32_t nstacks = (nobj + CAP_MAX_STACK_DEPTH - 1) / CAP_MAX_STACK_DEPTH, i;
-	struct cap_stack *us = calloc(nstacks ? nstacks : 1, sizeof(*us));
-	struct cap_row *rows = calloc(nstacks ? nstacks : 1, sizeof(*rows));
 	uint64_t *ips = calloc(nobj ? nobj : 1, sizeof(*ips));
+	uint32_t i;
 	struct cap_symbol syms[MKELF_NFUNCS];
 	struct cap_process proc = { 100, 0, 5000, "hostile", "/hostile/main", nobj, maps };
 	struct cap_record rec;
 	char name[MKELF_NFUNCS][32];
 	int err = 0;
 
-	if (!maps || !us || !rows || !ips) {
+	if (!maps || !ips) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -150,29 +189,12 @@ static inline int hostile_objects(struct cap_writer *w, uint32_t nobj, uint64_t 
 	rec = (struct cap_record){ .type = CAP_CHUNK_PROCS };
 	rec.procs = (struct cap_procs){ 1, &proc };
 	err = cap_writer__put(w, &rec);
-	for (i = 0; i < nstacks; i++) {
-		uint32_t first = i * CAP_MAX_STACK_DEPTH;
-
-		us[i].ips = ips + first;
-		us[i].nips = nobj - first > CAP_MAX_STACK_DEPTH ? CAP_MAX_STACK_DEPTH : nobj - first;
-		rows[i] = (struct cap_row){ .pid = 100, .tid = 100, .comm = "hostile",
-					    .ustack = i + 1, .count = 1 };
-	}
-	rec = (struct cap_record){ .type = CAP_CHUNK_INTERVAL };
-	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull, 0,
-					      nstacks, nstacks, NULL, us, rows };
 	if (!err)
-		err = cap_writer__put(w, &rec);
-	rec = (struct cap_record){ .type = CAP_CHUNK_END };
-	rec.end = (struct cap_end){ 1, HOSTILE_MONO0 + 1000000000ull, nstacks };
-	if (!err)
-		err = cap_writer__put(w, &rec);
+		err = hostile_interval_end(w, ips, nobj, CAP_MAX_STACK_DEPTH, false);
 out:
 	for (i = 0; maps && i < nobj; i++)
 		free(maps[i].path);
 	free(maps);
-	free(us);
-	free(rows);
 	free(ips);
 	return err;
 }
@@ -265,8 +287,6 @@ static inline int hostile_long_name(struct cap_writer *w, size_t name_len, uint3
 	uint64_t span = (uint64_t)nstacks * depth * 16 + 0x1000;
 	char *name = malloc(name_len + 1);
 	uint64_t *ips = calloc((size_t)nstacks * depth + 1, sizeof(*ips));
-	struct cap_stack *st = calloc(nstacks + 1, sizeof(*st));
-	struct cap_row *rows = calloc(nstacks + 1, sizeof(*rows));
 	struct cap_mapping map = { .start = HOSTILE_NAME_BASE, .end = HOSTILE_NAME_BASE + span,
 				   .kind = where == 'j' ? CAP_MAP_ANON_EXEC : CAP_MAP_FILE,
 				   .build_id_len = 20, .path = where == 'j' ? "" : "/hostile/long.so" };
@@ -281,7 +301,7 @@ static inline int hostile_long_name(struct cap_writer *w, size_t name_len, uint3
 	uint32_t i;
 	int err;
 
-	if (!name || !ips || !st || !rows) {
+	if (!name || !ips) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -327,31 +347,11 @@ static inline int hostile_long_name(struct cap_writer *w, size_t name_len, uint3
 	}
 	for (i = 0; i < nstacks * depth; i++)
 		ips[i] = base + 0x10 + 16ull * i;
-	for (i = 0; i < nstacks; i++) {
-		st[i] = (struct cap_stack){ 0, depth, ips + (size_t)i * depth };
-		rows[i] = (struct cap_row){ .pid = 100, .tid = 100, .comm = "hostile", .count = 1 };
-		if (where == 'k')
-			rows[i].kstack = i + 1;
-		else
-			rows[i].ustack = i + 1;
-	}
-	rec = (struct cap_record){ .type = CAP_CHUNK_INTERVAL };
-	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull,
-					      where == 'k' ? nstacks : 0,
-					      where == 'k' ? 0 : nstacks, nstacks,
-					      where == 'k' ? st : NULL, where == 'k' ? NULL : st,
-					      rows };
 	if (!err)
-		err = cap_writer__put(w, &rec);
-	rec = (struct cap_record){ .type = CAP_CHUNK_END };
-	rec.end = (struct cap_end){ 1, HOSTILE_MONO0 + 1000000000ull, nstacks };
-	if (!err)
-		err = cap_writer__put(w, &rec);
+		err = hostile_interval_end(w, ips, nstacks * depth, depth, where == 'k');
 out:
 	free(name);
 	free(ips);
-	free(st);
-	free(rows);
 	return err;
 }
 
@@ -367,10 +367,7 @@ static inline int hostile_dwarf(struct cap_writer *w, uint64_t debug_bytes, uint
 {
 	const uint32_t func_size = 1u << 18;
 	uint64_t load_end = MKELF_LOAD_END_SIZED(func_size);
-	uint32_t nstacks = (naddrs + CAP_MAX_STACK_DEPTH - 1) / CAP_MAX_STACK_DEPTH, i;
 	uint64_t *ips = calloc(naddrs + 1, sizeof(*ips));
-	struct cap_stack *st = calloc(nstacks + 1, sizeof(*st));
-	struct cap_row *rows = calloc(nstacks + 1, sizeof(*rows));
 	struct cap_mapping map = { .start = HOSTILE_BASE, .end = HOSTILE_BASE + load_end,
 				   .kind = CAP_MAP_FILE, .build_id_len = 20,
 				   .path = "/hostile/dwarf.so" };
@@ -381,9 +378,10 @@ static inline int hostile_dwarf(struct cap_writer *w, uint64_t debug_bytes, uint
 	struct cap_object o = { 0 };
 	struct mkelf_buf elf = { 0 };
 	struct cap_record rec;
+	uint32_t i;
 	int err;
 
-	if (!ips || !st || !rows || naddrs > MKELF_NFUNCS * func_size / 16) {
+	if (!ips || naddrs > MKELF_NFUNCS * func_size / 16) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -411,28 +409,11 @@ static inline int hostile_dwarf(struct cap_writer *w, uint64_t debug_bytes, uint
 	for (i = 0; i < naddrs; i++)
 		ips[i] = HOSTILE_BASE + MKELF_TEXT + (uint64_t)(i % MKELF_NFUNCS) * func_size +
 			 16ull * (i / MKELF_NFUNCS) + 4;
-	for (i = 0; i < nstacks; i++) {
-		uint32_t first = i * CAP_MAX_STACK_DEPTH;
-
-		st[i] = (struct cap_stack){ 0, naddrs - first > CAP_MAX_STACK_DEPTH ?
-					       CAP_MAX_STACK_DEPTH : naddrs - first, ips + first };
-		rows[i] = (struct cap_row){ .pid = 100, .tid = 100, .comm = "hostile",
-					    .ustack = i + 1, .count = 1 };
-	}
-	rec = (struct cap_record){ .type = CAP_CHUNK_INTERVAL };
-	rec.interval = (struct cap_interval){ 0, HOSTILE_MONO0, HOSTILE_MONO0 + 1000000000ull, 0,
-					      nstacks, nstacks, NULL, st, rows };
 	if (!err)
-		err = cap_writer__put(w, &rec);
-	rec = (struct cap_record){ .type = CAP_CHUNK_END };
-	rec.end = (struct cap_end){ 1, HOSTILE_MONO0 + 1000000000ull, nstacks };
-	if (!err)
-		err = cap_writer__put(w, &rec);
+		err = hostile_interval_end(w, ips, naddrs, CAP_MAX_STACK_DEPTH, false);
 out:
 	free(elf.p);
 	free(ips);
-	free(st);
-	free(rows);
 	return err;
 }
 
