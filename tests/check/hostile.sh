@@ -8,15 +8,19 @@
 #  - 200 embedded objects with zlib-compressed DWARF, reported with -l, and 32 with xz
 #    MiniDebugInfo: the objects left unread are said in one line, exit 0, every frame named;
 #  - --max-memory and --max-debug out of range: usage errors;
-#  - time bombs (issue 29 item 4): a KSYMS table with one-symbol KSYMS_ADD records, a name of
-#    megabytes on 1,024-frame stacks, DWARF whose every lookup passes 16M childless entries, a
-#    perf map of millions of entries at one address: each reported whole at full size (exit
-#    status, output, peak RSS), and its work counted at a smaller size against a control, the
-#    same capture without what multiplies the work (the same symbols in one record, a stack of
-#    one frame, one address): instructions, from valgrind's cachegrind, a count that is the same
-#    on every run and machine where a time would not be; the bound is a ratio with room to
-#    spare (before the fixes: 18, 580, 30 and 21 times the control); and pids chosen so that
-#    their hashes collide, against sequential ones (30 times before the hashes were keyed);
+#  - time bombs (issue 29 item 4 and what came with it): a KSYMS table with one-symbol KSYMS_ADD
+#    records, a name or an object path of megabytes on 1,024-frame stacks, DWARF whose every
+#    lookup passes 16M childless entries, a perf map of millions of entries at one address, an
+#    object of a million symbols at 1,000 paths, pids whose hashes collide: each reported whole
+#    at full size where that is quick now (exit status, output, peak RSS; under a 120 s timeout,
+#    a guard), and its work counted at a smaller size against a control, the same capture
+#    without what multiplies the work (the same symbols in one record, a stack of one frame,
+#    one address, one path, sequential pids): instructions, from valgrind's cachegrind, a count
+#    that is the same on every run and machine where a time would not be; the bound is a ratio
+#    with room to spare (2; 10 where the bomb prints 1,024 times what the control does), where
+#    before the fixes the bombs ran 18, 581, 441, 30, 21, 30 and 30 times the control; and
+#    --tree of 1,024 frames in 64 nested inlined functions each (4.4 GB before: a head bounds
+#    the check's output);
 #  - memory bombs: --sql, --sqlite and -s on a capture whose frames' names take gigabytes stop
 #    at the budget with one line (exit 1, no file), and 44M perf-map entries within it.
 # Peak RSS comes from /usr/bin/time -f %M (skipped without it); times are printed, not checked.
