@@ -313,7 +313,7 @@ static struct cap_stack *decode_stacks(struct cursor *c, uint32_t *count)
 
 /* format.md 4.4; EVENTS rows (4.7) add ts_ns and cpu, INTERVAL rows leave them 0. */
 static void decode_row(struct cursor *c, const struct cap_interval *iv, bool events,
-		       struct cap_row *r)
+		       uint16_t major, struct cap_row *r)
 {
 	size_t comm_len = 0;
 	char *comm;
@@ -335,12 +335,14 @@ static void decode_row(struct cursor *c, const struct cap_interval *iv, bool eve
 		if (r->cpu >= CAP_MAX_CPUS)
 			fail(c, -EBADMSG);
 	}
-	if (r->kstack > iv->nkstacks || r->ustack > iv->nustacks)
+	/* 4.0: rows refer to the file's stacks, which struct cap_stacks checks */
+	if (major < 4 && (r->kstack > iv->nkstacks || r->ustack > iv->nustacks))
 		fail(c, -EBADMSG);
 }
 
 /* format.md 4.4 (INTERVAL) and 4.7 (EVENTS) */
-static void decode_interval(struct cursor *c, bool events, struct cap_interval *iv)
+static void decode_interval(struct cursor *c, bool events, uint16_t major,
+			    struct cap_interval *iv)
 {
 	uint32_t i;
 
@@ -352,7 +354,7 @@ static void decode_interval(struct cursor *c, bool events, struct cap_interval *
 	iv->nrows = get_count(c, events ? MIN_EVENT_ROW : MIN_ROW);
 	iv->rows = alloc(c, (size_t)iv->nrows * sizeof(*iv->rows));
 	for (i = 0; i < iv->nrows && !c->err; i++)
-		decode_row(c, iv, events, &iv->rows[i]);
+		decode_row(c, iv, events, major, &iv->rows[i]);
 }
 
 /*
@@ -586,10 +588,10 @@ int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *
 		decode_procs(&c, &rec->procs);
 		break;
 	case CAP_CHUNK_INTERVAL:
-		decode_interval(&c, false, &rec->interval);
+		decode_interval(&c, false, major, &rec->interval);
 		break;
 	case CAP_CHUNK_EVENTS:
-		decode_interval(&c, true, &rec->interval);
+		decode_interval(&c, true, major, &rec->interval);
 		break;
 	case CAP_CHUNK_OBJECTS:
 		decode_objects(&c, major, &rec->objects);

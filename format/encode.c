@@ -5,6 +5,7 @@
  * never a reader when reading it.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -130,75 +131,148 @@ static int encode_procs(const struct cap_procs *ps, struct cap_buf *b)
 	return 0;
 }
 
-/* format.md 4.4 */
-static int encode_stacks(const struct cap_stack *st, uint32_t n, struct cap_buf *b)
+/* format.md 4.4: a table's stacks are within the limits. */
+static int check_stacks(const struct cap_stack *st, uint32_t n)
 {
-	uint32_t i, j;
-
 	CHECK_ARRAY(st, n);
-	cap_buf__put_u32(b, n);
-	for (i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		CHECK_ARRAY(st[i].ips, st[i].nips);
 		if (st[i].nips > CAP_MAX_STACK_DEPTH)
 			return -EOVERFLOW;
-		cap_buf__put_u32(b, st[i].flags);
-		cap_buf__put_u32(b, st[i].nips);
-		for (j = 0; j < st[i].nips; j++)
-			cap_buf__put_u64(b, st[i].ips[j]);
 	}
 	return 0;
 }
 
-/* format.md 4.4, and 4.7 for the two fields EVENTS rows add. */
-static int encode_row(const struct cap_interval *iv, const struct cap_row *r, bool events,
-		      struct cap_buf *b)
+/* format.md 4.4, 4.7: a row as the decoder will check it, its references in iv's own tables. */
+static int check_row(const struct cap_interval *iv, const struct cap_row *r, bool events)
 {
-	size_t comm_len = strnlen(r->comm, CAP_COMM_LEN);
-
-	if (comm_len == CAP_COMM_LEN)
+	if (strnlen(r->comm, CAP_COMM_LEN) == CAP_COMM_LEN)
 		return -EOVERFLOW;
 	if (r->kstack > iv->nkstacks || r->ustack > iv->nustacks)
 		return -EINVAL;
 	if (events && r->cpu >= CAP_MAX_CPUS)
 		return -EINVAL;
+	return 0;
+}
+
+static int check_interval(const struct cap_interval *iv, bool events)
+{
+	int err;
+
+	CHECK_ARRAY(iv->rows, iv->nrows);
+	err = check_stacks(iv->kstacks, iv->nkstacks);
+	if (!err)
+		err = check_stacks(iv->ustacks, iv->nustacks);
+	for (uint32_t i = 0; i < iv->nrows && !err; i++)
+		err = check_row(iv, &iv->rows[i], events);
+	return err;
+}
+
+/*
+ * format.md 4.4 (4.0): refs[i] = the file's reference of table stack i, 0 when no row uses it;
+ * the stacks the file does not hold yet are added to held, in table order.
+ */
+static int file_refs(const struct cap_interval *iv, bool user, struct cap_stack_set *held,
+		     uint32_t *refs)
+{
+	const struct cap_stack *st = user ? iv->ustacks : iv->kstacks;
+	uint32_t n = user ? iv->nustacks : iv->nkstacks;
+
+	for (uint32_t r = 0; r < iv->nrows; r++) {
+		uint32_t ref = user ? iv->rows[r].ustack : iv->rows[r].kstack;
+
+		if (ref)
+			refs[ref - 1] = 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t ref = refs[i] ? cap_stack_set__ref(held, &st[i]) : 0;
+
+		if (ref < 0)
+			return (int)ref;
+		refs[i] = (uint32_t)ref;
+	}
+	return 0;
+}
+
+/* format.md 4.4: the stacks of held after the first `from`, the ones this chunk adds. */
+static void encode_new_stacks(const struct cap_stack_set *held, uint32_t from, struct cap_buf *b)
+{
+	uint32_t n = cap_stack_set__count(held);
+	struct cap_stack st;
+
+	cap_buf__put_u32(b, n - from);
+	for (uint32_t ref = from + 1; ref <= n; ref++) {
+		cap_stack_set__get(held, ref, &st);
+		cap_buf__put_u32(b, st.flags);
+		cap_buf__put_u32(b, st.nips);
+		for (uint32_t j = 0; j < st.nips; j++)
+			cap_buf__put_u64(b, st.ips[j]);
+	}
+}
+
+/* format.md 4.4, and 4.7 for the two fields EVENTS rows add; kref, uref: the file's references. */
+static void encode_row(const struct cap_row *r, uint32_t kref, uint32_t uref, bool events,
+		       struct cap_buf *b)
+{
+	size_t comm_len = strnlen(r->comm, CAP_COMM_LEN);
+
 	cap_buf__put_u32(b, r->probe);
 	cap_buf__put_u32(b, r->pid);
 	cap_buf__put_u32(b, r->tid);
 	cap_buf__put_u32(b, r->flags);
 	cap_buf__put_u32(b, (uint32_t)comm_len);
 	cap_buf__put(b, r->comm, comm_len);
-	cap_buf__put_u32(b, r->kstack);
-	cap_buf__put_u32(b, r->ustack);
+	cap_buf__put_u32(b, kref);
+	cap_buf__put_u32(b, uref);
 	cap_buf__put_u64(b, r->count);
 	if (events) {
 		cap_buf__put_u64(b, r->ts_ns);
 		cap_buf__put_u32(b, r->cpu);
 	}
-	return 0;
 }
 
-/* format.md 4.4 (INTERVAL) and 4.7 (EVENTS: the same, rows carry ts_ns and cpu). */
-static int encode_interval(const struct cap_interval *iv, bool events, struct cap_buf *b)
+/*
+ * format.md 4.4 (INTERVAL) and 4.7 (EVENTS: the same, rows carry ts_ns and cpu). iv is
+ * self-contained; what is written is the stacks its rows use that the file does not hold yet,
+ * and rows that refer to the file's stacks (4.0).
+ */
+static int encode_interval(const struct cap_interval *iv, bool events,
+			   struct cap_stack_set *const held[2], struct cap_buf *b)
 {
-	uint32_t i;
-	int err;
+	uint32_t mark[2] = { cap_stack_set__count(held[0]), cap_stack_set__count(held[1]) };
+	uint32_t *kref = NULL, *uref;
+	int err = check_interval(iv, events);
 
-	CHECK_ARRAY(iv->rows, iv->nrows);
-	cap_buf__put_u32(b, iv->seq);
-	cap_buf__put_u64(b, iv->start_ns);
-	cap_buf__put_u64(b, iv->end_ns);
-	err = encode_stacks(iv->kstacks, iv->nkstacks, b);
-	if (!err)
-		err = encode_stacks(iv->ustacks, iv->nustacks, b);
 	if (err)
 		return err;
-	cap_buf__put_u32(b, iv->nrows);
-	for (i = 0; i < iv->nrows; i++) {
-		err = encode_row(iv, &iv->rows[i], events, b);
-		if (err)
-			return err;
+	kref = calloc((size_t)iv->nkstacks + iv->nustacks + 1, sizeof(*kref));
+	if (!kref)
+		return -ENOMEM;
+	uref = kref + iv->nkstacks;
+	err = file_refs(iv, false, held[0], kref);
+	if (!err)
+		err = file_refs(iv, true, held[1], uref);
+	if (!err) {
+		cap_buf__put_u32(b, iv->seq);
+		cap_buf__put_u64(b, iv->start_ns);
+		cap_buf__put_u64(b, iv->end_ns);
+		encode_new_stacks(held[0], mark[0], b);
+		encode_new_stacks(held[1], mark[1], b);
+		cap_buf__put_u32(b, iv->nrows);
+		for (uint32_t i = 0; i < iv->nrows; i++) {
+			const struct cap_row *r = &iv->rows[i];
+
+			encode_row(r, r->kstack ? kref[r->kstack - 1] : 0,
+				   r->ustack ? uref[r->ustack - 1] : 0, events, b);
+		}
+		err = b->err;
 	}
-	return 0;
+	if (err) {
+		cap_stack_set__truncate(held[0], mark[0]);
+		cap_stack_set__truncate(held[1], mark[1]);
+	}
+	free(kref);
+	return err;
 }
 
 /*
@@ -349,7 +423,8 @@ static int encode_end(const struct cap_end *e, struct cap_buf *b)
 	return 0;
 }
 
-int cap_record_encode(const struct cap_record *rec, struct cap_buf *b)
+int cap_record_encode(const struct cap_record *rec, struct cap_stack_set *const held[2],
+		      struct cap_buf *b)
 {
 	int err;
 
@@ -367,10 +442,10 @@ int cap_record_encode(const struct cap_record *rec, struct cap_buf *b)
 		err = encode_procs(&rec->procs, b);
 		break;
 	case CAP_CHUNK_INTERVAL:
-		err = encode_interval(&rec->interval, false, b);
+		err = encode_interval(&rec->interval, false, held, b);
 		break;
 	case CAP_CHUNK_EVENTS:
-		err = encode_interval(&rec->interval, true, b);
+		err = encode_interval(&rec->interval, true, held, b);
 		break;
 	case CAP_CHUNK_LOSSES:
 		err = encode_losses(&rec->losses, b);

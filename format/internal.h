@@ -113,10 +113,33 @@ void cap_buf__put_str(struct cap_buf *b, const char *s);
 void cap_buf__put_varint(struct cap_buf *b, uint64_t v);
 void cap_buf__free(struct cap_buf *b);
 
+/* ---- stacks.c: the writer's set of the stacks a file holds (format.md 4.4, 4.0) ---- */
+
+struct cap_stack_set;
+struct cap_stack_set *cap_stack_set__new(void);
+void cap_stack_set__free(struct cap_stack_set *s);
+/* Stacks held: the highest reference. */
+uint32_t cap_stack_set__count(const struct cap_stack_set *s);
+/*
+ * The file's reference (from 1) of a stack with st's content, added if the file does not hold
+ * one (its reference is then count + 1); -ENOMEM or -EOVERFLOW (2^32 - 1 stacks).
+ */
+int64_t cap_stack_set__ref(struct cap_stack_set *s, const struct cap_stack *st);
+/* The stack of reference ref (at most count): ips lent until the set changes. */
+void cap_stack_set__get(const struct cap_stack_set *s, uint32_t ref, struct cap_stack *out);
+/* Forget the stacks added after the first n (their chunk was not written). */
+void cap_stack_set__truncate(struct cap_stack_set *s, uint32_t n);
+
 /* ---- encode.c ---- */
 
-/* Append the payload of rec to b (format.md 4). Returns 0, -EINVAL, -EOVERFLOW or -ENOMEM. */
-int cap_record_encode(const struct cap_record *rec, struct cap_buf *b);
+/*
+ * Append the payload of rec to b (format.md 4). An INTERVAL or EVENTS record's stacks go through
+ * held[0] (kernel) and held[1] (user), the file's stacks: only new ones are written, and added
+ * (the caller forgets them with cap_stack_set__truncate() if the chunk is not written). Returns
+ * 0, -EINVAL, -EOVERFLOW or -ENOMEM (held then unchanged).
+ */
+int cap_record_encode(const struct cap_record *rec, struct cap_stack_set *const held[2],
+		      struct cap_buf *b);
 
 /* ---- arena.c: the decoder's allocations, freed at once ---- */
 

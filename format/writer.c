@@ -60,6 +60,7 @@ struct cap_writer {
 	int dropped;		/* a background write failed: what was queued after it is lost */
 	struct cap_buf raw;	/* encoded payload */
 	struct cap_buf out;	/* chunk header + lz4 frame (the background thread's in that mode) */
+	struct cap_stack_set *held[2];	/* kernel, user stacks the file holds (format.md 4.4) */
 	struct background *bg;	/* NULL: chunks are written by the caller */
 };
 
@@ -126,23 +127,27 @@ struct cap_writer *cap_writer__open(const char *path)
 struct cap_writer *cap_writer__open_fd(int fd, const char *path)
 {
 	struct cap_writer *w;
-	int err;
+	int err = -ENOMEM;
 
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
-	err = w ? 0 : -ENOMEM;
 	if (w) {
 		w->fd = fd;
-		err = write_file_header(w);
+		w->held[0] = cap_stack_set__new();
+		w->held[1] = cap_stack_set__new();
+		if (w->held[0] && w->held[1])
+			err = write_file_header(w);
 	}
 	if (err) {
 		/* a file without its header (a full disk) is no capture: leave none behind */
-		close(fd);
 		unlink(path);
-		free(w);
+		if (w)
+			cap_writer__close(w);
+		else
+			close(fd);
 		errno = -err;
 		return NULL;
 	}
@@ -390,6 +395,7 @@ static int put(struct cap_writer *w, uint16_t type, uint16_t flags, const void *
 
 int cap_writer__put(struct cap_writer *w, const struct cap_record *rec)
 {
+	uint32_t mark[2];
 	uint16_t flags;
 	int err;
 
@@ -397,12 +403,19 @@ int cap_writer__put(struct cap_writer *w, const struct cap_record *rec)
 		return -EINVAL;
 	w->raw.len = 0;
 	w->raw.err = 0;
-	err = cap_record_encode(rec, &w->raw);
+	mark[0] = cap_stack_set__count(w->held[0]);
+	mark[1] = cap_stack_set__count(w->held[1]);
+	err = cap_record_encode(rec, w->held, &w->raw);
 	if (err)
 		return err;
 	flags = cap_chunk_type_mandatory(rec->type) ? CAP_CHUNK_F_MANDATORY : 0;
 	err = put(w, rec->type, flags, w->raw.data, w->raw.len);
 	release_if_large(&w->raw);	/* the background mode queued a copy */
+	if (err) {
+		/* not in the file: a later chunk must write these stacks itself */
+		cap_stack_set__truncate(w->held[0], mark[0]);
+		cap_stack_set__truncate(w->held[1], mark[1]);
+	}
 	return err;
 }
 
@@ -454,7 +467,10 @@ void cap_writer__close(struct cap_writer *w)
 	if (!w)
 		return;
 	background_end(w);	/* what was queued is written: each chunk is whole */
-	close(w->fd);
+	if (w->fd >= 0)
+		close(w->fd);
+	cap_stack_set__free(w->held[0]);
+	cap_stack_set__free(w->held[1]);
 	cap_buf__free(&w->raw);
 	cap_buf__free(&w->out);
 	free(w);

@@ -325,11 +325,6 @@ static int reserve_frames(struct rep_model_builder *b, uint32_t n)
 	return 0;
 }
 
-static const struct cap_stack *stack_at(const struct cap_stack *tab, uint32_t n, uint32_t ref)
-{
-	return ref != CAP_NO_STACK && ref <= n ? &tab[ref - 1] : NULL;
-}
-
 /* Append the frames of one stack of row `row` to frame_buf at *pos, at most max (0: all). */
 static int add_frames(struct rep_model_builder *b, const struct cap_stack *s,
 		      const struct rep_interval *ri, uint32_t row, bool kernel, uint32_t max,
@@ -623,8 +618,8 @@ static int add_row(struct rep_model_builder *b, uint32_t section, const struct r
 		return id;
 	s.group = id;
 	s.pid = !cfg->key_pid ? 0 : cfg->key_tid ? row->tid : row->pid;
-	ks = cfg->kernel ? stack_at(iv->kstacks, iv->nkstacks, row->kstack) : NULL;
-	us = cfg->user ? stack_at(iv->ustacks, iv->nustacks, row->ustack) : NULL;
+	ks = cfg->kernel ? rep_row_stack(ri, r, false) : NULL;
+	us = cfg->user ? rep_row_stack(ri, r, true) : NULL;
 	if (cfg->kernel && (row->flags & CAP_ROW_F_KSTACK_LOST))
 		s.flags |= REP_STACK_F_KLOST;
 	if (cfg->user && (row->flags & CAP_ROW_F_USTACK_LOST))

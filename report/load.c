@@ -300,6 +300,9 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 	uint32_t i;
 	int err;
 
+	err = cap_stacks__add(&c->stacks, iv);
+	if (err)
+		return err;
 	if (c->nintervals == c->intervals_cap) {
 		uint32_t cap = c->intervals_cap ? c->intervals_cap * 2 : 8;
 
@@ -310,6 +313,7 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 	}
 	ri = &c->intervals[c->nintervals];
 	ri->iv = iv;
+	ri->stacks = &c->stacks;
 	ri->events = events;
 	ri->index = part_of_previous(c, iv, events) ? ri[-1].index : c->nseqs++;
 	/* a new array (grow_array() of NULL, not zeroed): the loop below sets all nrows entries */
@@ -319,8 +323,9 @@ static int add_interval(struct rep_capture *c, struct cap_interval *iv, struct w
 		return err;
 	c->has_events |= events;
 	ri->ksyms = c->nksyms ? c->nksyms - 1 : UINT32_MAX;
-	w->ksyms_used |= iv->nkstacks > 0;
 	for (i = 0; i < iv->nrows; i++) {
+		/* 4.0: a row may use the file's stacks when its record holds none */
+		w->ksyms_used |= iv->rows[i].kstack != CAP_NO_STACK;
 		ri->procs[i] = proc_table__get(&w->procs, iv->rows[i].pid);
 		c->events = rep_count_add(c->events, iv->rows[i].count, &c->saturated);
 	}
@@ -432,6 +437,7 @@ static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 	c->budget = b;
 	cap_reader__set_budget(r, b);
 	cap_reader__version(r, &c->major, &c->minor);
+	cap_stacks__init(&c->stacks, c->major, b);
 	while ((n = cap_reader__next(r, &chunk)) > 0) {
 		err = walk_chunk(c, &w, &chunk);
 		if (err == -ENOMEM)
@@ -501,6 +507,7 @@ void rep_capture__free(struct rep_capture *c)
 	for (i = 0; i < c->nksyms; i++)
 		ksyms_free(c, c->ksyms[i]);
 	free(c->ksyms);
+	cap_stacks__release(&c->stacks);
 	free(c->cpu_dropped);
 	free(c->objects);
 	free(c->perfmaps);

@@ -169,6 +169,7 @@ enum rep_end {
 
 struct rep_interval {
 	struct cap_interval *iv;		/* into its record */
+	const struct cap_stacks *stacks;	/* its capture's: rows' stacks (rep_row_stack()) */
 	bool events;				/* an EVENTS chunk: rows are single events */
 	const struct cap_process **procs;	/* per row: the process record in force, or NULL */
 	uint32_t ksyms;		/* index into rep_capture.ksyms: the table in force, or UINT32_MAX */
@@ -188,6 +189,7 @@ struct rep_capture {
 	struct rep_interval *intervals;
 	uint32_t nintervals, intervals_cap;
 	uint32_t nseqs;			/* intervals as the file counts them: a split one once */
+	struct cap_stacks stacks;	/* the stacks rows refer to (4.0: the file's, format.md 4.4) */
 	uint64_t losses[CAP_LOSS__COUNT];
 	uint64_t *cpu_dropped;		/* per-event mode: drops per CPU, summed over the file */
 	uint32_t ncpus;
@@ -242,6 +244,15 @@ uint32_t rep_ktable__count(const struct rep_ktable *t);
 uint32_t rep_ktable__flags(const struct rep_ktable *t);
 /* The symbols in address order into out[0..count). */
 void rep_ktable__copy(const struct rep_ktable *t, struct cap_ksym *out);
+
+/* The kernel (or user) stack of row r of ri, NULL for none. Lent for the life of the capture. */
+static inline const struct cap_stack *rep_row_stack(const struct rep_interval *ri, uint32_t r,
+						    bool user)
+{
+	const struct cap_row *row = &ri->iv->rows[r];
+
+	return cap_stacks__get(ri->stacks, ri->iv, user, user ? row->ustack : row->kstack);
+}
 
 /* Integer value of a metadata key: false when absent or not a decimal number. */
 bool rep_capture_meta_i64(const struct rep_capture *c, const char *key, int64_t *v);

@@ -659,9 +659,7 @@ static int stack_id(struct loader *l, const struct rep_interval *ri, uint32_t ro
 		    int64_t *id)
 {
 	const struct cap_interval *iv = ri->iv;
-	uint32_t ref = kernel ? iv->rows[row].kstack : iv->rows[row].ustack;
-	uint32_t n = kernel ? iv->nkstacks : iv->nustacks;
-	const struct cap_stack *cs;
+	const struct cap_stack *cs = rep_row_stack(ri, row, !kernel);
 	struct stack_ent e;
 	struct stack_key key = { l, &e };
 	sqlite3_stmt *s = l->st[ST_STACK];
@@ -670,9 +668,8 @@ static int stack_id(struct loader *l, const struct rep_interval *ri, uint32_t ro
 	int err;
 
 	*id = 0;
-	if (ref == CAP_NO_STACK || ref > n)
+	if (!cs)
 		return 0;
-	cs = &(kernel ? iv->kstacks : iv->ustacks)[ref - 1];
 	/* a kernel stack means the same in every process; a user stack only in its process */
 	e = (struct stack_ent){ kernel ? (const void *)(uintptr_t)(ri->ksyms + 1ull)
 				       : (const void *)ri->procs[row],

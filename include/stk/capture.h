@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CAP_MAJOR 3
+#define CAP_MAJOR 4
 #define CAP_MINOR 0
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
@@ -195,7 +195,12 @@ struct cap_row {
 
 /*
  * One interval (CAP_CHUNK_INTERVAL) or one batch of events (CAP_CHUNK_EVENTS, rows in time order
- * per CPU): self-contained. Kernel and user stacks have separate deduplicated tables.
+ * per CPU). Kernel and user stacks have separate deduplicated tables.
+ * Written (cap_writer__put()): self-contained, rows refer to the record's own tables; the writer
+ * puts in the file only the stacks the file does not hold yet (format.md 4.4, 4.0).
+ * Decoded from a 4.x file: the tables hold only the stacks no earlier chunk of the file held, and
+ * rows refer to every stack of the file so far: resolve them with struct cap_stacks. Decoded from
+ * a 1.x to 3.x file: self-contained.
  * 2.2: an interval whose rows ran in two images of one process is several such chunks with one
  * seq, start_ns and end_ns (format.md 3.2); readers count them as one interval.
  * Timestamps are CLOCK_MONOTONIC ns; the meta keys clock.mono_ns/clock.real_ns map them to wall
@@ -428,6 +433,45 @@ int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *
 			      struct cap_record **out);
 void cap_record__free(struct cap_record *rec);
 
+/*
+ * The stacks rows refer to, for every version (format.md 4.4). Up to 3.x each INTERVAL or EVENTS
+ * record holds its own tables; from 4.0 a record holds only the stacks no earlier chunk of its
+ * file held, and its rows refer to all the file's stacks so far, numbered from 1 in file order
+ * (kernel and user stacks apart). A reader adds each such record in file order and looks rows'
+ * stacks up here. The table holds copies of the records' struct cap_stack, whose ips stay
+ * the records': they must outlive the table's use of them. Not thread-safe.
+ */
+struct cap_stacks {
+	uint16_t major;		/* of the file: below 4, every record resolves its own rows */
+	struct cap_stack *v[2];	/* [0] kernel, [1] user stacks of the file so far (4.x) */
+	uint32_t n[2], cap[2];
+	struct cap_budget *budget;	/* the arrays' bytes are taken from it (NULL: no limit) */
+};
+
+/* An empty table for a file of this major version (cap_reader__version()); b may be NULL. */
+void cap_stacks__init(struct cap_stacks *s, uint16_t major, struct cap_budget *b);
+/*
+ * Add the stacks of iv, the next INTERVAL or EVENTS record of the file, and check that its rows
+ * refer to stacks the file holds by now. 0, -EBADMSG (a row refers past them), -EFBIG (over the
+ * budget) or -ENOMEM; after an error the table is unchanged.
+ */
+int cap_stacks__add(struct cap_stacks *s, const struct cap_interval *iv);
+/*
+ * The stack ref (a row's kstack or ustack) names in iv, added before; NULL for none. s NULL:
+ * iv's own tables (a self-contained interval).
+ */
+const struct cap_stack *cap_stacks__get(const struct cap_stacks *s, const struct cap_interval *iv,
+					bool user, uint32_t ref);
+/*
+ * iv, added before, as a self-contained interval (what cap_writer__put() takes): its rows and the
+ * file's stacks so far as its tables (s NULL, or a 1.x to 3.x file: iv itself). Lent until the
+ * next cap_stacks__add() or __release().
+ */
+void cap_stacks__view(const struct cap_stacks *s, const struct cap_interval *iv,
+		      struct cap_interval *out);
+/* Free the arrays (the table is then empty). */
+void cap_stacks__release(struct cap_stacks *s);
+
 /* Value of a metadata key, or NULL. Lent for the life of the record. */
 const char *cap_meta_get(const struct cap_meta *meta, const char *key);
 
@@ -515,6 +559,10 @@ struct cap_writer *cap_writer__open_fd(int fd, const char *path);
  * Encode rec, compress and checksum it and append it as one chunk. The chunk is mandatory or
  * optional as docs/format.md says for its type. A failed write (e.g. -ENOSPC) truncates the file
  * back to its last complete chunk, so the file stays readable; the error is returned.
+ * An INTERVAL or EVENTS record is self-contained (its rows refer to its own tables); the writer
+ * keeps the stacks the file holds and writes only the ones its rows use that it does not hold
+ * yet, referring to the others (format.md 4.4, 4.0). So a file grows with new stacks, not with
+ * intervals, and a new writer (a new file) starts with none.
  */
 int cap_writer__put(struct cap_writer *w, const struct cap_record *rec);
 

@@ -394,12 +394,7 @@ static int reserve_locs(struct rep_pprof *b, uint32_t n)
 /* The stack of one side of row `row`, or NULL. */
 static const struct cap_stack *side_stack(const struct rep_interval *ri, uint32_t row, bool kernel)
 {
-	const struct cap_interval *iv = ri->iv;
-	uint32_t ref = kernel ? iv->rows[row].kstack : iv->rows[row].ustack;
-
-	if (ref == CAP_NO_STACK || ref > (kernel ? iv->nkstacks : iv->nustacks))
-		return NULL;
-	return &(kernel ? iv->kstacks : iv->ustacks)[ref - 1];
+	return rep_row_stack(ri, row, !kernel);
 }
 
 /* Frames (lines) of a location: the function and those inlined at its address. */

@@ -80,16 +80,12 @@ static int add_frame(struct snoop_out *s, const struct rep_interval *ri, uint32_
 }
 
 static int add_stack(struct snoop_out *s, const struct rep_interval *ri, uint32_t row,
-		     bool kernel, uint32_t ref)
+		     bool kernel)
 {
-	const struct cap_interval *iv = ri->iv;
-	const struct cap_stack *st;
+	const struct cap_stack *st = rep_row_stack(ri, row, !kernel);
 	int err = 0;
 
-	if (ref == CAP_NO_STACK || ref > (kernel ? iv->nkstacks : iv->nustacks))
-		return 0;
-	st = kernel ? &iv->kstacks[ref - 1] : &iv->ustacks[ref - 1];
-	for (uint32_t i = 0; i < st->nips && !err; i++)
+	for (uint32_t i = 0; st && i < st->nips && !err; i++)
 		err = add_frame(s, ri, row, kernel, i > 0, st->ips[i]);
 	return err;
 }
@@ -135,9 +131,9 @@ static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint3
 
 	s->nframes = 0;
 	if (!s->o->user_only)
-		err = add_stack(s, ri, i, true, row->kstack);
+		err = add_stack(s, ri, i, true);
 	if (!err && !s->o->kernel_only)
-		err = add_stack(s, ri, i, false, row->ustack);
+		err = add_stack(s, ri, i, false);
 	if (err || !grep_matches(s))
 		return err;
 	if (!s->have_start) {

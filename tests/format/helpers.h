@@ -179,6 +179,38 @@ static inline const char *interval_diff(const struct cap_interval *p,
 	return NULL;
 }
 
+/*
+ * want, a self-contained interval as written, against got, decoded and added to s (4.0: the
+ * file's stacks, format.md 4.4): every field, and each row's stacks by content.
+ */
+static inline const char *interval_file_diff(const struct cap_interval *want,
+					     const struct cap_stacks *s,
+					     const struct cap_interval *got)
+{
+	uint32_t i;
+
+	if (want->seq != got->seq || want->start_ns != got->start_ns ||
+	    want->end_ns != got->end_ns || want->nrows != got->nrows)
+		return DIFF("interval header");
+	for (i = 0; i < want->nrows; i++) {
+		struct cap_row r = got->rows[i];
+		const struct cap_stack *wk = cap_stacks__get(NULL, want, false, want->rows[i].kstack);
+		const struct cap_stack *wu = cap_stacks__get(NULL, want, true, want->rows[i].ustack);
+		const struct cap_stack *gk = cap_stacks__get(s, got, false, r.kstack);
+		const struct cap_stack *gu = cap_stacks__get(s, got, true, r.ustack);
+
+		r.kstack = want->rows[i].kstack;
+		r.ustack = want->rows[i].ustack;
+		if (!row_eq(&want->rows[i], &r))
+			return DIFF("row %u", i);
+		if (!wk != !gk || (wk && !stack_eq(wk, gk)))
+			return DIFF("row %u kernel stack", i);
+		if (!wu != !gu || (wu && !stack_eq(wu, gu)))
+			return DIFF("row %u user stack", i);
+	}
+	return NULL;
+}
+
 static inline const char *losses_diff(const struct cap_losses *a, const struct cap_losses *b)
 {
 	if (a->interval_seq != b->interval_seq ||

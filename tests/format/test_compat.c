@@ -6,8 +6,9 @@
  *
  *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk and v3.0.stk were written once by tests/tools/mkcompat
- * from samples_v1_1.h, samples_v2_0.h, samples_v2_1.h, samples_v2_2.h and samples_v3_0.h.
+ * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk, v3.0.stk and v4.0.stk were written once by
+ * tests/tools/mkcompat from samples_v1_1.h, samples_v2_0.h, samples_v2_1.h, samples_v2_2.h,
+ * samples_v3_0.h and samples_v4_0.h.
  */
 #include "helpers.h"
 #include "samples.h"
@@ -16,6 +17,7 @@
 #include "samples_v2_1.h"
 #include "samples_v2_2.h"
 #include "samples_v3_0.h"
+#include "samples_v4_0.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
@@ -23,6 +25,7 @@
 #define V2_1_PATH "tests/format/compat/v2.1.stk"
 #define V2_2_PATH "tests/format/compat/v2.2.stk"
 #define V3_0_PATH "tests/format/compat/v3.0.stk"
+#define V4_0_PATH "tests/format/compat/v4.0.stk"
 
 static int write_sample(const char *path)
 {
@@ -306,6 +309,61 @@ static void check_v3_0(void)
 	release(r, got, SAMPLE30_NRECORDS);
 }
 
+/*
+ * format 4.0: every record against samples_v4_0.h, intervals through the file's stacks (each row's
+ * stacks by content, struct cap_stacks), then what each INTERVAL chunk holds written out: only
+ * the stacks new to the file, and rows that refer to the file's.
+ */
+static void check_v4_0(void)
+{
+	struct cap_record recs[SAMPLE40_NRECORDS], *got[SAMPLE40_NRECORDS] = { 0 };
+	struct cap_stacks stacks;
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	char name[64], why[128];
+	int i, k = 0;
+
+	sample40_records(recs);
+	r = open_compat(V4_0_PATH, "compat 4.0", 4, 0);
+	if (!r)
+		return;
+	cap_stacks__init(&stacks, 4, NULL);
+	for (i = 0; i < SAMPLE40_NRECORDS; i++) {
+		const char *d;
+
+		snprintf(name, sizeof(name), "compat 4.0 record %d", i);
+		if (cap_reader__next(r, &ch) != 1 || cap_record__decode(&ch, &got[i])) {
+			T_FAIL(name, "not read");
+			break;
+		}
+		if (got[i]->type != CAP_CHUNK_INTERVAL) {
+			T_CHECK(name, record_eq(&recs[i], got[i], why, sizeof(why)), "%s", why);
+			continue;
+		}
+		d = cap_stacks__add(&stacks, &got[i]->interval) ? "refers past the file's stacks" :
+			interval_file_diff(&recs[i].interval, &stacks, &got[i]->interval);
+		T_CHECK(name, !d, "%s", d);
+		snprintf(name, sizeof(name), "compat 4.0 interval chunk %d: new stacks only", i);
+		T_CHECK(name, got[i]->interval.nkstacks == sample40_new_k[k] &&
+			got[i]->interval.nustacks == sample40_new_u[k], "%u kernel, %u user",
+			got[i]->interval.nkstacks, got[i]->interval.nustacks);
+		k++;
+	}
+	check_clean_end(r, "compat 4.0");
+	T_CHECK("compat 4.0 literal: the file's stacks", stacks.n[0] == 2 && stacks.n[1] == 5 &&
+		stacks.v[1][3].flags == CAP_STACK_F_TRUNCATED && stacks.v[1][3].nips == 2 &&
+		stacks.v[1][4].ips[0] == 0x5555deadb340ull, "%u kernel, %u user", stacks.n[0],
+		stacks.n[1]);
+	if (got[5] && got[10])
+		T_CHECK("compat 4.0 literal: rows refer to the file's stacks",
+			got[5]->interval.rows[0].kstack == 2 && got[5]->interval.rows[0].ustack == 1 &&
+			got[5]->interval.rows[2].ustack == 4 &&
+			got[10]->interval.rows[0].ustack == 5 &&
+			got[10]->interval.rows[1].ustack == 2, "values differ");
+	cap_stacks__release(&stacks);
+	release(r, got, SAMPLE40_NRECORDS);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
@@ -337,5 +395,6 @@ int main(int argc, char **argv)
 	check_v2_1();
 	check_v2_2();
 	check_v3_0();
+	check_v4_0();
 	T_EXIT();
 }

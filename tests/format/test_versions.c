@@ -46,16 +46,16 @@ static void test_major_minor(void)
 	craft_chunk(&c, CAP_CHUNK_END, 0, end_payload, sizeof(end_payload));
 	errno = 0;
 	r = cap_reader__open_mem(c.buf, c.len);
-	T_CHECK("major 4 refused: ENOTSUP", CAP_MAJOR == 3 && !r && errno == ENOTSUP, "errno %d",
+	T_CHECK("major 5 refused: ENOTSUP", CAP_MAJOR == 4 && !r && errno == ENOTSUP, "errno %d",
 		errno);
 	dir = tmp_dir();
-	snprintf(path, sizeof(path), "%s/v4.stk", dir);
+	snprintf(path, sizeof(path), "%s/v5.stk", dir);
 	f = fopen(path, "wb");
 	fwrite(c.buf, 1, c.len, f);
 	fclose(f);
 	errno = 0;
 	r = cap_reader__open(path);
-	T_CHECK("major 4 file refused: ENOTSUP", !r && errno == ENOTSUP, "errno %d", errno);
+	T_CHECK("major 5 file refused: ENOTSUP", !r && errno == ENOTSUP, "errno %d", errno);
 	rm_tree(dir);
 
 	craft_header(&c, 0, 9);
@@ -63,8 +63,8 @@ static void test_major_minor(void)
 	r = cap_reader__open_mem(c.buf, c.len);
 	T_CHECK("major 0 refused: EBADMSG", !r && errno == EBADMSG, "errno %d", errno);
 
-	/* 3.0 reads every 1.x and 2.x file (format.md 5), minors it never saw included. */
-	for (minor = 0; minor <= 5; minor++) {
+	/* 4.0 reads every 1.x, 2.x and 3.x file (format.md 5), minors it never saw included. */
+	for (minor = 0; minor <= 8; minor++) {
 		craft_header(&c, 1 + minor / 3, minor % 3);
 		craft_chunk(&c, CAP_CHUNK_END, 0, end_payload, sizeof(end_payload));
 		ret = walk(&n, types, idx, NULL);

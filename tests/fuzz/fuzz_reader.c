@@ -78,14 +78,16 @@ static uint64_t walk_record(const struct cap_record *rec)
 
 		for (i = 0; i < iv->nrows; i++) {
 			const struct cap_row *r = &iv->rows[i];
+			/* the record's own stacks; a 4.x row may refer to earlier records' (the
+			 * loader's struct cap_stacks resolves those) */
+			const struct cap_stack *ks = cap_stacks__get(NULL, iv, false, r->kstack);
+			const struct cap_stack *us = cap_stacks__get(NULL, iv, true, r->ustack);
 
 			h += strlen(r->comm) + r->count + r->ts_ns + r->cpu;
-			if (r->kstack != CAP_NO_STACK)
-				for (j = 0; j < iv->kstacks[r->kstack - 1].nips; j++)
-					h += iv->kstacks[r->kstack - 1].ips[j];
-			if (r->ustack != CAP_NO_STACK)
-				for (j = 0; j < iv->ustacks[r->ustack - 1].nips; j++)
-					h += iv->ustacks[r->ustack - 1].ips[j];
+			for (j = 0; ks && j < ks->nips; j++)
+				h += ks->ips[j];
+			for (j = 0; us && j < us->nips; j++)
+				h += us->ips[j];
 		}
 		break;
 	}

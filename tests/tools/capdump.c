@@ -3,6 +3,8 @@
  * capdump: print every record of a capture as text, one line per item, for tests and debugging.
  *   capdump [-s|-k] FILE  -s: summary only (per probe event totals, intervals, losses)
  *                         -k: also the symbols of whole KSYMS snapshots (size=0)
+ * Stacks are numbered as rows refer to them: per record up to 3.x, in the file from 4.0
+ * (format.md 4.4), where each stack is printed once, by the record that brings it.
  * Exit 0 on a clean read (a torn tail is reported and still exits 0), 1 on an error.
  */
 #include <errno.h>
@@ -60,26 +62,43 @@ static void dump_procs(const struct cap_procs *p)
 	}
 }
 
-static void dump_stack(const char *what, uint32_t i, const struct cap_stack *s)
+/* The stacks rows may refer to before the next record: 4.x files number them in the file. */
+struct numbering {
+	uint16_t major;
+	uint32_t nk, nu;	/* stacks of the file before the record (4.x) */
+};
+
+static void dump_stack(const char *what, uint32_t number, const struct cap_stack *s)
 {
-	printf("  %s %u flags=%#x n=%u:", what, i + 1, s->flags, s->nips);
+	printf("  %s %u flags=%#x n=%u:", what, number, s->flags, s->nips);
 	for (uint32_t j = 0; j < s->nips; j++)
 		printf(" %" PRIx64, s->ips[j]);
 	printf("\n");
 }
 
-/* INTERVAL, and EVENTS (1.1) whose rows add ts= and cpu= at the end of the line. */
-static void dump_interval(const struct cap_interval *iv, int events, int summary)
+/*
+ * INTERVAL, and EVENTS (1.1) whose rows add ts= and cpu= at the end of the line. -EBADMSG when
+ * a row of a 4.x file refers past the file's stacks (stkreport's check, struct cap_stacks).
+ */
+static int dump_interval(const struct cap_interval *iv, int events, int summary,
+			 struct numbering *num)
 {
+	uint32_t kbase = num->major >= 4 ? num->nk : 0, ubase = num->major >= 4 ? num->nu : 0;
+
 	printf("%s seq=%u start=%" PRIu64 " end=%" PRIu64 " rows=%u kstacks=%u ustacks=%u\n",
 	       events ? "events" : "interval", iv->seq, iv->start_ns, iv->end_ns, iv->nrows,
 	       iv->nkstacks, iv->nustacks);
+	num->nk = kbase + iv->nkstacks;
+	num->nu = ubase + iv->nustacks;
+	for (uint32_t i = 0; i < iv->nrows; i++)
+		if (iv->rows[i].kstack > num->nk || iv->rows[i].ustack > num->nu)
+			return -EBADMSG;
 	if (summary)
-		return;
+		return 0;
 	for (uint32_t i = 0; i < iv->nkstacks; i++)
-		dump_stack("kstack", i, &iv->kstacks[i]);
+		dump_stack("kstack", kbase + i + 1, &iv->kstacks[i]);
 	for (uint32_t i = 0; i < iv->nustacks; i++)
-		dump_stack("ustack", i, &iv->ustacks[i]);
+		dump_stack("ustack", ubase + i + 1, &iv->ustacks[i]);
 	for (uint32_t i = 0; i < iv->nrows; i++) {
 		const struct cap_row *r = &iv->rows[i];
 
@@ -89,6 +108,7 @@ static void dump_interval(const struct cap_interval *iv, int events, int summary
 			printf(" ts=%" PRIu64 " cpu=%u", r->ts_ns, r->cpu);
 		printf("\n");
 	}
+	return 0;
 }
 
 static void dump_symbols(const struct cap_symbol *syms, uint32_t n)
@@ -176,7 +196,7 @@ static void account(const struct cap_record *rec, struct totals *t)
 	}
 }
 
-static void dump(const struct cap_record *rec, int summary, int ksyms)
+static int dump(const struct cap_record *rec, int summary, int ksyms, struct numbering *num)
 {
 	switch (rec->type) {
 	case CAP_CHUNK_META:
@@ -191,11 +211,9 @@ static void dump(const struct cap_record *rec, int summary, int ksyms)
 			dump_procs(&rec->procs);
 		break;
 	case CAP_CHUNK_INTERVAL:
-		dump_interval(&rec->interval, 0, summary);
-		break;
+		return dump_interval(&rec->interval, 0, summary, num);
 	case CAP_CHUNK_EVENTS:
-		dump_interval(&rec->interval, 1, summary);
-		break;
+		return dump_interval(&rec->interval, 1, summary, num);
 	case CAP_CHUNK_OBJECTS:
 		dump_objects(&rec->objects, summary);
 		break;
@@ -217,6 +235,7 @@ static void dump(const struct cap_record *rec, int summary, int ksyms)
 		       rec->end.events);
 		break;
 	}
+	return 0;
 }
 
 static void print_totals(const struct totals *t)
@@ -240,6 +259,7 @@ int main(int argc, char **argv)
 	int ksyms = argc > 2 && !strcmp(argv[1], "-k");
 	const char *path = argv[argc - 1];
 	struct totals t = { 0 };
+	struct numbering num = { 0 };
 	struct cap_reader *r;
 	struct cap_chunk c;
 	int n, err = 0;
@@ -253,17 +273,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "capdump: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
+	cap_reader__version(r, &num.major, NULL);
 	while ((n = cap_reader__next(r, &c)) > 0) {
 		struct cap_record *rec;
 
 		err = cap_record__decode(&c, &rec);
+		if (!err) {
+			err = dump(rec, summary, ksyms, &num);
+			if (!err)
+				account(rec, &t);
+			cap_record__free(rec);
+		}
 		if (err) {
 			fprintf(stderr, "capdump: %s: chunk %u: %s\n", path, c.index, strerror(-err));
 			break;
 		}
-		dump(rec, summary, ksyms);
-		account(rec, &t);
-		cap_record__free(rec);
 	}
 	if (n < 0 && n != -ENODATA)
 		err = n;
