@@ -427,6 +427,20 @@ static void named_free(struct named *nm)
 	rec_ksymname__close(nm->kn);
 }
 
+void rec_kallsyms__new_file(struct rec_kallsyms *k)
+{
+	struct named *nm = &k->named;
+
+	for (uint32_t i = 0; i < nm->nother; i++) {
+		free(nm->other[i].name);
+		free(nm->other[i].module);
+	}
+	nm->nother = nm->nimage = nm->nunnamed = 0;
+	for (uint32_t i = 0; i < k->n; i++)
+		k->syms[i].written = false;
+	k->hidden_written = false;
+}
+
 void rec_kallsyms__free(struct rec_kallsyms *k)
 {
 	if (!k)

@@ -44,6 +44,11 @@ int rec_kallsyms__put_all(struct rec_kallsyms *k, struct cap_writer *w);
  * once): frames stay unnamed. Returns 0 or a write error (-ENOMEM).
  */
 int rec_kallsyms__put(struct rec_kallsyms *k, const struct cap_interval *iv, struct cap_writer *w);
+/*
+ * A new capture file holds no kernel symbol: from now on every symbol is written again before
+ * the first row that needs it (and an address left unnamed may be named), as in a first file.
+ */
+void rec_kallsyms__new_file(struct rec_kallsyms *k);
 /* Kernel symbols change when modules or BPF programs come and go: a hash of both. */
 uint64_t rec_kallsyms_signature(void);
 

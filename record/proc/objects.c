@@ -71,6 +71,7 @@ struct rec_objects {
 	struct rec_object *vdso;
 	struct rec_unwind *unwind;	/* builds the walker's tables (NULL: --unwind fp) */
 	struct elfobj_debug_dirs debug;	/* where debug files are */
+	bool keep_open;		/* written again in later files: descriptors stay open */
 	bool warned;
 };
 
@@ -663,13 +664,34 @@ int rec_objects__put(struct rec_objects *os, struct rec_object *const *objs, uin
 
 	for (uint32_t i = 0; i < n && !err; i++) {
 		err = put_object(os, objs[i], opts, w);
-		/* Written (or not wanted): the descriptor has done its job. */
-		if (objs[i]->fd >= 0) {
+		/* Written (or not wanted): the descriptor has done its job, unless a later file
+		 * needs the object again. */
+		if (objs[i]->fd >= 0 && !os->keep_open) {
 			close(objs[i]->fd);
 			objs[i]->fd = -1;
 		}
 	}
 	return err;
+}
+
+void rec_objects__keep_open(struct rec_objects *os)
+{
+	os->keep_open = true;
+}
+
+static void unqueue(const void *node, VISIT which, void *ctx)
+{
+	if (which == postorder || which == leaf)
+		(*(struct rec_object *const *)node)->queued = false;
+}
+
+void rec_objects__new_file(struct rec_objects *os)
+{
+	tdestroy(os->written, free);
+	os->written = NULL;
+	twalk_r(os->by_inode, unqueue, NULL);
+	if (os->vdso)
+		os->vdso->queued = false;
 }
 
 const char *rec_objects_mode(const struct rec_opts *opts)

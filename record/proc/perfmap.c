@@ -326,6 +326,24 @@ static void drop_gone(struct rec_perfmaps *pm)
 	pm->ngone = 0;
 }
 
+static void reread(const void *node, VISIT which, void *ctx)
+{
+	struct perfmap *m = *(struct perfmap *const *)node;
+
+	if ((which != postorder && which != leaf) || m->fd < 0)
+		return;
+	/* a file that cannot seek back keeps its place: its earlier lines stay out of the file */
+	if (lseek(m->fd, 0, SEEK_SET) == 0) {
+		m->nread = 0;
+		m->npartial = 0;
+	}
+}
+
+void rec_perfmaps__new_file(struct rec_perfmaps *pm)
+{
+	twalk_r(pm->maps, reread, NULL);
+}
+
 int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struct cap_interval *iv,
 		      struct cap_writer *w)
 {

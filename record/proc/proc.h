@@ -65,6 +65,12 @@ void rec_procs__written(struct rec_procs *ps, uint32_t p);
 /* Every part of the interval is written. */
 void rec_procs__split_done(struct rec_procs *ps);
 /*
+ * A new capture file (stkrec --rotate, --flight) holds no process and no object yet: every
+ * process with events is written again, whole, before the next interval, and its objects before
+ * the rows that hit them (rec_objects__new_file()).
+ */
+void rec_procs__new_file(struct rec_procs *ps);
+/*
  * What the kernel's records say (mmaps.c), ns: when it happened (CLOCK_MONOTONIC). A record
  * older than the process's last /proc read or exec changes nothing.
  */
@@ -144,6 +150,14 @@ bool rec_object__deleted(const struct rec_object *obj);
  */
 int rec_objects__put(struct rec_objects *os, struct rec_object *const *objs, uint32_t n,
 		     const struct rec_opts *opts, struct cap_writer *w);
+/*
+ * Objects are written to more than one file (stkrec --rotate, --flight): keep their descriptors
+ * open after their records are written, so that a later file gets them whole. Call before the
+ * first write.
+ */
+void rec_objects__keep_open(struct rec_objects *os);
+/* A new capture file: no object is written or handed out in it yet. */
+void rec_objects__new_file(struct rec_objects *os);
 /* "symtabs", "none" or "whole": the meta key `objects`. */
 const char *rec_objects_mode(const struct rec_opts *opts);
 
@@ -172,6 +186,8 @@ void rec_perfmaps__free(struct rec_perfmaps *pm);
  */
 int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struct cap_interval *iv,
 		      struct cap_writer *w);
+/* A new capture file: every map file is read again from its start for the next rows. */
+void rec_perfmaps__new_file(struct rec_perfmaps *pm);
 /* Parse one perf map line "START SIZE name" (hex); 1 parsed, 0 to skip (malformed). */
 int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *name, size_t nsz);
 

@@ -1283,6 +1283,22 @@ void rec_procs__split_done(struct rec_procs *ps)
 	ps->split.n = 0;
 }
 
+/* ---- a new capture file -------------------------------------------------------------------- */
+
+static void pending_again(const void *node, VISIT which, void *ctx)
+{
+	struct proc_entry *e = *(struct proc_entry *const *)node;
+
+	if ((which == postorder || which == leaf) && e->wanted)
+		mark_pending(ctx, e);
+}
+
+void rec_procs__new_file(struct rec_procs *ps)
+{
+	twalk_r(ps->procs, pending_again, ps);
+	rec_objects__new_file(ps->objects);
+}
+
 /* ---- objects hit by stacks ---------------------------------------------------------------- */
 
 static struct rec_object *object_at(const struct pmap *maps, uint32_t n, uint64_t addr)
