@@ -143,7 +143,8 @@ struct cap_writer *cap_writer__open_fd(int fd, const char *path)
 	}
 	if (err) {
 		/* a file without its header (a full disk) is no capture: leave none behind */
-		unlink(path);
+		if (path)
+			unlink(path);
 		if (w)
 			cap_writer__close(w);
 		else

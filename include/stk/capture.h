@@ -551,7 +551,8 @@ struct cap_writer;
 struct cap_writer *cap_writer__open(const char *path);
 /*
  * The same on fd, an output just made at path (cap_create_output*(); a negative fd is its
- * error, returned as NULL with errno set). The writer owns fd from here, failure included.
+ * error, returned as NULL with errno set), or with path NULL a file without a name (a memfd,
+ * an O_TMPFILE file). The writer owns fd from here, failure included.
  */
 struct cap_writer *cap_writer__open_fd(int fd, const char *path);
 
