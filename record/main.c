@@ -11,17 +11,32 @@
 
 static void on_signal(int sig)
 {
-	rec_stop = 1;
+	if (sig == SIGHUP || sig == SIGUSR2)
+		rec_rotate_now = 1;
+	else if (sig == SIGUSR1)
+		rec_dump_now = 1;
+	else
+		rec_stop = 1;
 }
 
-/* No SA_RESTART: the ring-buffer poll returns at once and the loop sees the flag. */
-static void catch_signals(void)
+/*
+ * No SA_RESTART: the ring-buffer poll returns at once and the loop sees the flag. SIGHUP and
+ * SIGUSR2 rotate with --rotate (perf's --switch-output takes SIGUSR2), SIGUSR1 dumps the flight
+ * recorder; otherwise they keep their default action.
+ */
+static void catch_signals(const struct rec_opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (o->rotate) {
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+	}
+	if (o->flight_s)
+		sigaction(SIGUSR1, &sa, NULL);
 }
 
 int main(int argc, char **argv)
@@ -39,7 +54,7 @@ int main(int argc, char **argv)
 		rec_opts__free(&opts);
 		return EXIT_FAILURE;
 	}
-	catch_signals();
+	catch_signals(&opts);
 	/*
 	 * Large blocks (unwind tables being built, symbol tables, a large chunk) each in their own
 	 * mapping, given back when freed. glibc's default raises this threshold to the largest

@@ -26,6 +26,12 @@ enum {
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
 	OPT_ALL_KALLSYMS,
+	OPT_ROTATE,
+	OPT_MAX_FILES,
+	OPT_MAX_DISK,
+	OPT_FLIGHT,
+	OPT_FLIGHT_MEMORY,
+	OPT_DUMP_ON_EXIT,
 	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
@@ -66,6 +72,12 @@ static const struct option long_opts[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "all-kallsyms", no_argument, NULL, OPT_ALL_KALLSYMS },
+	{ "rotate", required_argument, NULL, OPT_ROTATE },
+	{ "max-files", required_argument, NULL, OPT_MAX_FILES },
+	{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
+	{ "flight", required_argument, NULL, OPT_FLIGHT },
+	{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
+	{ "dump-on-exit", no_argument, NULL, OPT_DUMP_ON_EXIT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -123,6 +135,16 @@ static const char usage_text[] =
 	"      --stack-storage-size N stack-map entries (default 16384; a profile: what an\n"
 	"                             interval at -F Hz can fill, 1024 at least)\n"
 	"      --hash-storage-size N  counts-map entries (default 40960; a profile: likewise)\n"
+	"      --rotate SECS|SIZE|signal  a new file at the first interval end past SECS\n"
+	"                             (suffix s, m, h, d) or SIZE (B, K, M, G), or only on\n"
+	"                             SIGHUP/SIGUSR2 (which rotate in every case), each\n"
+	"                             named FILE-YYYYmmddTHHMMSS.mmmZ.stk (start time, UTC)\n"
+	"      --max-files N          keep the newest N files of --rotate or --flight\n"
+	"      --max-disk SIZE        keep the newest files within SIZE (B, K, M, G)\n"
+	"      --flight SECS          flight recorder: keep the last SECS in memory, write\n"
+	"                             them as one file on SIGUSR1, go on recording\n"
+	"      --flight-memory MB     most memory the flight recorder keeps (default 256)\n"
+	"      --dump-on-exit         --flight: write the last SECS at the end too\n"
 	"  -q, --quiet                no live status line\n"
 	"  -h, --help                 -V, --version\n"
 	"  -- COMMAND ARGS            run COMMAND, trace only it, stop when it exits\n";
@@ -179,6 +201,63 @@ int rec_parse_id_list(const char *s, uint32_t **ids, uint32_t *n)
 out:
 	free(v);
 	return err;
+}
+
+/* "SIZE[B|K|M|G]" (perf's suffixes; none: bytes) into bytes, at least 1. */
+static int parse_size(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "BKMG";
+	char num[24];
+	size_t n = strspn(s, "0123456789");
+	const char *u = s[n] ? strchr(units, s[n]) : units;
+	uint64_t v;
+
+	if (!n || n >= sizeof(num) || !u || (s[n] && s[n + 1]))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
+	if (rec_parse_u64(num, 1, UINT64_MAX >> (10 * (u - units)), &v))
+		return -EINVAL;
+	*bytes = v << (10 * (u - units));
+	return 0;
+}
+
+/* "SECS[s|m|h|d]" (perf's suffixes) into ns, 1 s to a year. */
+static int parse_secs(const char *s, uint64_t *ns)
+{
+	static const struct { char c; uint64_t s; } units[] = {
+		{ 0, 1 }, { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	char num[24];
+	size_t n = strspn(s, "0123456789");
+	uint64_t v;
+
+	if (!n || n >= sizeof(num) || (s[n] && s[n + 1]))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (units[i].c == s[n]) {
+			if (rec_parse_u64(num, 1, 366 * 86400 / units[i].s, &v))
+				return -EINVAL;
+			*ns = v * units[i].s * 1000000000ull;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/*
+ * --rotate: SECS (or with s, m, h, d), SIZE (with B, K, M, G, as perf's --switch-output) or
+ * "signal": only SIGHUP and SIGUSR2 rotate.
+ */
+static int parse_rotate(const char *arg, struct rec_opts *o)
+{
+	o->rotate = arg;
+	o->rotate_ns = o->rotate_bytes = 0;
+	if (!strcmp(arg, "signal") || !parse_secs(arg, &o->rotate_ns) ||
+	    !parse_size(arg, &o->rotate_bytes))
+		return 0;
+	return -EINVAL;
 }
 
 static int usage_err(const char *fmt, const char *arg)
@@ -352,6 +431,33 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 	case OPT_ALL_KALLSYMS:
 		o->all_kallsyms = true;
 		return 0;
+	case OPT_ROTATE:
+		if (parse_rotate(arg, o))
+			return usage_err("invalid --rotate '%s' (SECS with s, m, h or d; SIZE with B, "
+					 "K, M or G; or signal)", arg);
+		return 0;
+	case OPT_MAX_FILES:
+		if (rec_parse_u64(arg, 1, 1000000, &v))
+			return usage_err("invalid --max-files '%s' (1 to 1000000)", arg);
+		o->max_files = v;
+		return 0;
+	case OPT_MAX_DISK:
+		if (parse_size(arg, &o->max_disk))
+			return usage_err("invalid --max-disk '%s' (SIZE with B, K, M or G)", arg);
+		return 0;
+	case OPT_FLIGHT:
+		if (rec_parse_u64(arg, 1, 86400, &v))
+			return usage_err("invalid --flight '%s' (seconds, 1 to 86400)", arg);
+		o->flight_s = v;
+		return 0;
+	case OPT_FLIGHT_MEMORY:
+		if (rec_parse_u64(arg, 1, 65536, &v))
+			return usage_err("invalid --flight-memory '%s' (1 to 65536 MB)", arg);
+		o->flight_mb = v;
+		return 0;
+	case OPT_DUMP_ON_EXIT:
+		o->dump_on_exit = true;
+		return 0;
 	case OPT_MAX_KPROBES:
 		if (rec_parse_u64(arg, 1, 100000, &v))
 			return usage_err("invalid --max-kprobes '%s' (1 to 100000)", arg);
@@ -469,6 +575,7 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	o->state = -1;
 	o->max_block_us = UINT64_MAX / 1000;
 	o->max_kprobes = 1000;
+	o->flight_mb = 256;
 	o->argc = argc;
 	o->argv = argv;
 }
@@ -544,6 +651,12 @@ static const struct stk_applies applies[] = {
 	{ OPT_NO_SYMTABS, MODE_RECORD },
 	{ OPT_EMBED_OBJECTS, MODE_RECORD },
 	{ OPT_ALL_KALLSYMS, MODE_RECORD },
+	{ OPT_ROTATE, MODE_RECORD },
+	{ OPT_MAX_FILES, MODE_RECORD },
+	{ OPT_MAX_DISK, MODE_RECORD },
+	{ OPT_FLIGHT, MODE_RECORD },
+	{ OPT_FLIGHT_MEMORY, MODE_RECORD },
+	{ OPT_DUMP_ON_EXIT, MODE_RECORD },
 };
 
 static unsigned int run_mode(const struct rec_opts *o)
@@ -680,6 +793,21 @@ static int trailing_duration(struct rec_opts *o, bool *given)
 	return 0;
 }
 
+/* --rotate, --flight and their bounds: what goes with what (stkrec(8), ALWAYS ON). */
+static int check_always_on(const struct rec_opts *o, const bool *given)
+{
+	if (o->rotate && o->flight_s)
+		return usage_err("--rotate and --flight exclude each other%s", "");
+	if ((given[OPT_MAX_FILES] || given[OPT_MAX_DISK]) && !o->rotate && !o->flight_s)
+		return usage_err("--max-files and --max-disk bound the files of --rotate or "
+				 "--flight%s", "");
+	if ((given[OPT_FLIGHT_MEMORY] || o->dump_on_exit) && !o->flight_s)
+		return usage_err("--flight-memory and --dump-on-exit apply to --flight%s", "");
+	if (o->flight_s && o->flight_s < o->interval_s)
+		return usage_err("--flight keeps whole intervals: SECS must be at least -i%s", "");
+	return 0;
+}
+
 int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 {
 	int cmd = command_index(argc, argv);
@@ -726,6 +854,8 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 		err = check_applies(o, given);
 	if (!err)
 		err = check_patterns(o);
+	if (!err)
+		err = check_always_on(o, given);
 	if (!err)
 		err = resolve_c(o);
 	if (err)

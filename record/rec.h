@@ -37,6 +37,10 @@ int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* Set by the SIGINT/SIGTERM handler in main.c. */
 extern volatile int rec_stop;
+/* Set by main.c's handlers: SIGHUP or SIGUSR2 with --rotate (a new file now), SIGUSR1 with
+ * --flight (dump now). The main loop ends the interval and clears them. */
+extern volatile int rec_rotate_now;
+extern volatile int rec_dump_now;
 
 int rec_run(const struct rec_opts *opts);
 

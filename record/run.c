@@ -4,6 +4,8 @@
  * setup leaves no file). A reader thread (proc/reader.c) reads processes as BPF reports them. Per
  * interval: flip and drain at the deadline (counts, or --snoop's events), then write PROCS,
  * what naming the rows needs (OBJECTS, PERFMAP, KSYMS_ADD), INTERVAL or EVENTS, and LOSSES.
+ * With --rotate (or --flight, into memory) a capture ends at an interval boundary and the next
+ * one starts with nothing written (write/output.c): every event is in exactly one file.
  */
 #include <errno.h>
 #include <poll.h>
@@ -18,6 +20,8 @@
 #include "stk/abi.h"
 
 volatile int rec_stop;
+volatile int rec_rotate_now;
+volatile int rec_dump_now;
 
 /* Capture bytes waiting for the writer's thread at most: a few intervals' worth. */
 #define WRITE_QUEUE_BYTES (64u << 20)
@@ -51,16 +55,20 @@ struct run {
 	struct rec_perfmaps *perfmaps;
 	struct rec_unwind *unwind;	/* CFI tables for BPF; NULL with --unwind fp */
 	struct rec_kallsyms *ksyms;	/* what KSYMS_ADD records write (ksyms/kallsyms.c) */
-	struct cap_writer *w;
+	struct rec_output *out;	/* the files (write/output.c) */
+	struct cap_writer *w;	/* the capture being written */
+	char path[PATH_MAX + 32];	/* its name, for messages */
 	uint64_t stats_prev[STK_STAT__COUNT];
-	uint32_t seq;
+	uint32_t seq;		/* intervals in the capture being written */
+	uint64_t file_events;	/* its events */
 	uint64_t iv_start;
-	uint64_t events, stacks, lost;
+	uint32_t intervals;	/* of the whole run */
+	uint64_t events, stacks, lost, bytes;	/* bytes: of the captures closed */
+	int rotate_err;		/* the last failure to start a new file, as said on stderr */
 	uint64_t last_status;
 	bool status_shown;
 	bool ending;		/* the last interval: its drain is the last */
 	int disk_full;		/* the writer's wait for room, as last said on stderr */
-	const char *sudo_user;	/* under sudo, the capture is root's, not this user's */
 };
 
 static int on_notify(void *ctx, void *data, size_t len)
@@ -408,14 +416,17 @@ static int write_interval(struct run *r)
 		err = cap_writer__put(r->w, &lo);
 	cap_writer__flush(r->w);	/* the interval's records, in one wake-up of the writer */
 	r->events += st->events;
+	r->file_events += st->events;
 	r->stacks += iv.interval.nkstacks + iv.interval.nustacks;
 	for (int i = 0; i < CAP_LOSS__COUNT; i++)
 		r->lost += st->losses[i];
 	memset(st, 0, sizeof(*st));
+	rec_output__interval(r->out, r->w, iv.interval.start_ns, iv.interval.end_ns);
 	rec_interval_free(&iv.interval);
 	if (err)
-		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
+		return rec_err(err, "cannot write to %s: %s", r->path, strerror(-err));
 	r->seq++;
+	r->intervals++;
 	return 0;
 }
 
@@ -444,11 +455,183 @@ static void say_disk_full(struct run *r)
 
 	if (full && !r->disk_full)
 		rec_err(0, "warning: cannot write to %s: %s; the capture waits in memory (up to %u "
-			"MiB) until there is room", r->o->output, strerror(-full),
+			"MiB) until there is room", r->path, strerror(-full),
 			WRITE_QUEUE_BYTES >> 20);
 	else if (!full && r->disk_full)
-		rec_err(0, "%s: room again, the capture is written", r->o->output);
+		rec_err(0, "%s: room again, the capture is written", r->path);
 	r->disk_full = full;
+}
+
+/* ---- the captures: one file, rotated files, flight segments ------------------------------- */
+
+/*
+ * META (starting at start) and, with --all-kallsyms, the whole kallsyms, into w. 0 or -errno,
+ * with why it failed in why.
+ */
+static int write_header(struct run *r, struct cap_writer *w, uint64_t start, char *why,
+			size_t len)
+{
+	const struct rec_maps *maps = rec_probe__maps(r->probe);
+	struct cap_record meta = { .type = CAP_CHUNK_META };
+	const char *path = rec_output__path(r->out);
+	char pid[16];
+	int err;
+
+	snprintf(pid, sizeof(pid), "%d", rec_child__pid(r->child));
+	err = rec_meta_build(r->o, r->specs, r->nspecs, rec_probe__nperf(r->probe), maps->depth,
+			     start, r->child ? pid : NULL, &meta.meta);
+	if (err) {
+		snprintf(why, len, "cannot build the metadata: %s", strerror(-err));
+		return err;
+	}
+	err = cap_writer__put(w, &meta);
+	rec_meta_free(&meta.meta);
+	if (err) {
+		snprintf(why, len, "cannot write to %s: %s", path, strerror(-err));
+		return err;
+	}
+	/* All of kallsyms, now, when asked; else only what the drains need (name_kernel()). */
+	err = r->o->all_kallsyms ? rec_kallsyms__put_all(r->ksyms, w) : 0;
+	if (err)
+		snprintf(why, len, "cannot copy /proc/kallsyms to %s: %s", path, strerror(-err));
+	return err;
+}
+
+/*
+ * A new capture starting at start, its header written: the writer, or NULL with errno set and
+ * why it failed in why (nothing is left of it). From the first interval on, chunks are
+ * compressed and written on the writer's thread: a large record (an object's symbol table, a
+ * batch of events) never delays a drain. The header is written here: a disk too small for it
+ * leaves no file.
+ */
+static struct cap_writer *open_capture(struct run *r, uint64_t start, char *why, size_t len)
+{
+	struct cap_writer *w = rec_output__create(r->out, start);
+	int err;
+
+	if (!w) {
+		err = -errno;
+		snprintf(why, len, "cannot create %s: %s", rec_output__path(r->out),
+			 cap_output_strerror(err));
+		errno = -err;
+		return NULL;
+	}
+	err = write_header(r, w, start, why, len);
+	if (err) {
+		rec_output__discard(r->out, w);
+		errno = -err;
+		return NULL;
+	}
+	cap_writer__background(w, WRITE_QUEUE_BYTES);
+	return w;
+}
+
+/* w becomes the capture written from now on: nothing is written in it yet. */
+static void switch_to(struct run *r, struct cap_writer *w)
+{
+	r->w = w;
+	r->seq = 0;
+	r->file_events = 0;
+	if (r->o->flight_s)
+		snprintf(r->path, sizeof(r->path), "the flight recorder's memory");
+	else
+		snprintf(r->path, sizeof(r->path), "%s", rec_output__path(r->out));
+}
+
+/* The capture being written ends at now: END, then flushed to disk. 0 or a write error. */
+static int close_capture(struct run *r, uint64_t now)
+{
+	struct cap_record end = { .type = CAP_CHUNK_END };
+	int err;
+
+	end.end.nintervals = r->seq;
+	end.end.end_ns = now;
+	end.end.events = r->file_events;
+	err = cap_writer__put(r->w, &end);
+	if (!err)
+		err = cap_writer__finish(r->w);
+	if (err)
+		rec_err(err, "cannot write to %s: %s", r->path, strerror(-err));
+	r->bytes += cap_writer__size(r->w);
+	rec_output__close(r->out, r->w, now);
+	r->w = NULL;
+	return err;
+}
+
+/*
+ * At an interval boundary: end the capture and start the next (--rotate, --flight, SIGHUP,
+ * SIGUSR2). The next one is made first: while it cannot be (a full disk, a directory gone), the
+ * capture goes on and the rotation is tried again at the next boundary; nor does one start while
+ * the writer waits for room for the one being written, whose queued chunks would be lost.
+ */
+static int rotate(struct run *r, uint64_t now)
+{
+	struct cap_writer *next;
+	char why[PATH_MAX + 128];
+	int err;
+
+	if (cap_writer__waiting(r->w))
+		return 0;
+	next = open_capture(r, now, why, sizeof(why));
+	if (!next) {
+		if (r->rotate_err != errno)
+			rec_err(-errno, "warning: %s; %s goes on, the next file is tried at the next "
+				"interval", why, r->path);
+		r->rotate_err = errno;
+		return errno == ENOMEM ? -ENOMEM : 0;
+	}
+	r->rotate_err = 0;
+	/* the one closed is complete whatever happens: a write error only ends it early */
+	close_capture(r, now);
+	err = rec_output__name(r->out, next);
+	if (err)
+		rec_err(err, "cannot name the next file %s: %s", rec_output__path(r->out),
+			strerror(-err));
+	switch_to(r, next);
+	/* what the rooms wrote was written to the file just closed */
+	rec_reader__lock(r->reader);
+	rec_procs__new_file(r->procs);
+	rec_reader__unlock(r->reader);
+	rec_perfmaps__new_file(r->perfmaps);
+	rec_kallsyms__new_file(r->ksyms);
+	return err;
+}
+
+/* --flight: the last SECS into one file (write/output.c), said on stderr. */
+static int dump(struct run *r, uint64_t now)
+{
+	struct rec_dump d;
+	int err = rec_output__dump(r->out, now, &d);
+
+	if (err == -ENOMEM)
+		return rec_err(err, "out of memory");
+	if (err)
+		rec_err(err, "warning: cannot write the flight recorder's dump %s: %s",
+			rec_output__path(r->out), strerror(-err));
+	else if (!d.nintervals)
+		rec_err(0, "flight recorder: no interval to write yet");
+	else
+		rec_err(0, "flight recorder: wrote %u intervals (%.3f s), %llu events, %llu bytes "
+			"to %s", d.nintervals, (d.end_ns - d.start_ns) / 1e9,
+			(unsigned long long)d.events, (unsigned long long)d.bytes,
+			rec_output__path(r->out));
+	if (d.lost_ns)
+		rec_err(0, "warning: flight recorder: the first %.3f s of the window were dropped "
+			"for --flight-memory %u", d.lost_ns / 1e9, r->o->flight_mb);
+	return 0;
+}
+
+/* After an interval: a new capture when one is due, and a dump when asked for. */
+static int next_capture(struct run *r, uint64_t now)
+{
+	bool dump_now = rec_dump_now && r->o->flight_s;
+	int err = 0;
+
+	if (rec_rotate_now || dump_now || rec_output__due(r->out, r->w, now))
+		err = rotate(r, now);
+	rec_rotate_now = 0;
+	rec_dump_now = 0;
+	return !err && dump_now ? dump(r, now) : err;
 }
 
 static int loop(struct run *r)
@@ -464,6 +647,7 @@ static int loop(struct run *r)
 		/* rounded up: under a millisecond before the deadline, a 0 ms wait would spin */
 		int timeout = until > now ? (until - now + 999999) / 1000000 : 0;
 		int look = next_look_ms(r);
+		bool asked;
 
 		poll_notify(r, timeout < look ? timeout : look);
 		now = rec_now_ns();
@@ -477,7 +661,9 @@ static int loop(struct run *r)
 		err = rec_defer__consume(r->defer);
 		if (err)
 			return rec_err(err, "cannot count the deferred events: %s", strerror(-err));
-		if (!stop && now < deadline && !(r->snoop && rec_snoop__full(r->snoop))) {
+		/* SIGHUP, SIGUSR2 (rotate) or SIGUSR1 (dump): the interval ends now */
+		asked = rec_rotate_now || (rec_dump_now && o->flight_s);
+		if (!stop && now < deadline && !asked && !(r->snoop && rec_snoop__full(r->snoop))) {
 			/* A generation half full: drain it now, the interval goes on. */
 			if (rec_maps__filling(rec_probe__maps(r->probe)) && (err = drain(r)))
 				return err;
@@ -488,9 +674,13 @@ static int loop(struct run *r)
 			wait_retries(r);
 		}
 		err = write_interval(r);
+		if (!err && !stop)
+			err = next_capture(r, now);
 		if (err)
 			return err;
 		say_disk_full(r);
+		if (asked && now < deadline)
+			continue;	/* the next interval ends at the deadline */
 		deadline += interval;
 		if (deadline <= now)
 			deadline = now + interval;	/* a drain that took longer than an interval */
@@ -499,33 +689,6 @@ static int loop(struct run *r)
 }
 
 /* ---- setup ------------------------------------------------------------------------------------- */
-
-static int write_header(struct run *r, uint32_t nperf, uint64_t start)
-{
-	const struct rec_maps *maps = rec_probe__maps(r->probe);
-	struct cap_record meta = { .type = CAP_CHUNK_META };
-	char pid[16];
-	int err;
-
-	snprintf(pid, sizeof(pid), "%d", rec_child__pid(r->child));
-	err = rec_meta_build(r->o, r->specs, r->nspecs, nperf, maps->depth, start,
-			     r->child ? pid : NULL, &meta.meta);
-	if (err)
-		return rec_err(err, "cannot build the metadata: %s", strerror(-err));
-	err = cap_writer__put(r->w, &meta);
-	rec_meta_free(&meta.meta);
-	if (err)
-		return rec_err(err, "cannot write to %s: %s", r->o->output, strerror(-err));
-	/* All of kallsyms, now, when asked; else only what the drains need (name_kernel()). */
-	r->ksyms = rec_kallsyms__new("/proc/kallsyms", rec_kallsyms_signature);
-	if (!r->ksyms)
-		return rec_err(-ENOMEM, "out of memory");
-	err = r->o->all_kallsyms ? rec_kallsyms__put_all(r->ksyms, r->w) : 0;
-	if (err)
-		return rec_err(err, "cannot copy /proc/kallsyms to %s: %s", r->o->output,
-			       strerror(-err));
-	return 0;
-}
 
 /*
  * The kernel names the addresses each drain needs (record/ksyms/ksymname.c); where that program
@@ -602,8 +765,12 @@ static int setup(struct run *r)
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
 	r->reader = rec_reader__start(r->probe, r->mmaps, r->procs);	/* NULL: loop() polls */
 	r->perfmaps = rec_perfmaps__new();
-	if (!r->perfmaps)
+	r->ksyms = rec_kallsyms__new("/proc/kallsyms", rec_kallsyms_signature);
+	if (!r->perfmaps || !r->ksyms)
 		return rec_err(-ENOMEM, "out of memory");
+	/* each file of a rotation gets the objects it needs: their descriptors stay open */
+	if (o->rotate || o->flight_s)
+		rec_objects__keep_open(rec_procs__objects(r->procs));
 	if (o->snoop)
 		r->snoop = rec_snoop__new(r->probe);
 	else
@@ -618,71 +785,70 @@ static int setup(struct run *r)
 	return 0;
 }
 
-/* The user root runs for under sudo (SUDO_UID, SUDO_GID; sudo(8)), not root. */
-static bool sudo_ids(uid_t *uid, gid_t *gid)
+/* What the run wrote, on stderr (--offcpu counts microseconds blocked, not events). */
+static void print_written(const struct run *r)
 {
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-	uint64_t vu, vg;
+	const struct rec_opts *o = r->o;
+	const char *what = o->offcpu ? "us off-CPU" : "events";
 
-	if (geteuid() || !u || !g || rec_parse_u64(u, 1, UINT32_MAX - 1, &vu) ||
-	    rec_parse_u64(g, 0, UINT32_MAX - 1, &vg))
-		return false;
-	*uid = vu;
-	*gid = vg;
-	return true;
+	if (o->flight_s)
+		fprintf(stderr, "stkrec: recorded %u intervals, %llu %s; the flight recorder wrote "
+			"%u files\n", r->intervals, (unsigned long long)r->events, what,
+			rec_output__files(r->out));
+	else if (o->rotate)
+		fprintf(stderr, "stkrec: wrote %u intervals, %llu %s, %llu bytes to %u files (the "
+			"last: %s)\n", r->intervals, (unsigned long long)r->events, what,
+			(unsigned long long)r->bytes, rec_output__files(r->out), r->path);
+	else
+		fprintf(stderr, "stkrec: wrote %u intervals, %llu %s, %llu bytes to %s\n",
+			r->intervals, (unsigned long long)r->events, what,
+			(unsigned long long)r->bytes, r->path);
 }
 
-/*
- * The capture file. `sudo stkrec` makes it as the user who ran sudo, where that user may make
- * a file (the kernel decides, as for them), so that it is theirs: stkreport needs no root, and
- * a root-owned 0600 capture is one they cannot read. Where they may not (a directory only root
- * writes, a file of root's there), it is root's as without sudo, and r->sudo_user says whose it
- * was meant to be.
- */
-static struct cap_writer *create_capture(struct run *r)
+/* The end of the recording: the last capture closed; --flight --dump-on-exit dumps first. */
+static int finish(struct run *r)
 {
-	const char *path = r->o->output;
-	uid_t uid;
-	gid_t gid;
-	int fd;
+	uint64_t now = rec_now_ns();
+	int err = close_capture(r, now);
 
-	if (!sudo_ids(&uid, &gid))
-		return cap_writer__open(path);
-	fd = cap_create_output_as(path, true, uid, gid);
-	if (fd == -EACCES || fd == -EEXIST || fd == -EPERM) {
-		r->sudo_user = getenv("SUDO_USER") ? getenv("SUDO_USER") : getenv("SUDO_UID");
-		return cap_writer__open(path);
+	if (r->o->flight_s) {
+		err = 0;	/* memory: nothing of it stays */
+		if (r->o->dump_on_exit)
+			err = dump(r, now);
 	}
-	return cap_writer__open_fd(fd, path);
+	return err;
 }
 
 int rec_run(const struct rec_opts *o)
 {
 	struct run r = { .o = o };
+	char why[PATH_MAX + 128];
 	bool created = false;
 	int err;
 
 	err = setup(&r);
 	if (err)
 		goto out;
-	r.w = create_capture(&r);
-	if (!r.w) {
-		err = rec_err(-errno, "cannot create %s: %s", o->output, cap_output_strerror(-errno));
+	r.out = rec_output__new(o);
+	if (!r.out) {
+		err = rec_err(-errno, "cannot use %s: %s", o->output, strerror(errno));
 		goto out;
 	}
-
-	created = true;
 	r.iv_start = rec_now_ns();
-	err = write_header(&r, rec_probe__nperf(r.probe), r.iv_start);
-	if (err)
+	r.w = open_capture(&r, r.iv_start, why, sizeof(why));
+	if (!r.w) {
+		err = rec_err(-errno, "%s", why);
 		goto out;
-	/*
-	 * From the first interval on, compress and write on the writer's thread: a large record
-	 * (an object's symbol table, a batch of events) never delays a drain. The header went out
-	 * first, written here: a disk too small for it leaves no file. Without the thread, stkrec
-	 * writes itself.
-	 */
-	cap_writer__background(r.w, WRITE_QUEUE_BYTES);
+	}
+	err = rec_output__name(r.out, r.w);
+	if (err) {
+		rec_err(err, "cannot create %s: %s", rec_output__path(r.out), strerror(-err));
+		rec_output__discard(r.out, r.w);
+		r.w = NULL;
+		goto out;
+	}
+	switch_to(&r, r.w);
+	created = true;
 	print_banner(&r);
 	name_kernel(&r);
 	if (r.child) {
@@ -695,27 +861,14 @@ int rec_run(const struct rec_opts *o)
 	created = false;	/* from here on a partial capture is worth keeping */
 	err = loop(&r);
 	clear_status(&r);
+	if (!err)
+		err = finish(&r);
 	if (!err) {
-		struct cap_record end = { .type = CAP_CHUNK_END };
-
-		end.end.nintervals = r.seq;
-		end.end.end_ns = rec_now_ns();
-		end.end.events = r.events;
-		err = cap_writer__put(r.w, &end);
-		if (!err)
-			err = cap_writer__finish(r.w);
-		if (err)
-			rec_err(err, "cannot write to %s: %s", o->output, strerror(-err));
-	}
-	if (!err) {
-		/* --offcpu counts microseconds blocked, not events */
-		fprintf(stderr, "stkrec: wrote %u intervals, %llu %s, %llu bytes to %s\n", r.seq,
-			(unsigned long long)r.events, o->offcpu ? "us off-CPU" : "events",
-			(unsigned long long)cap_writer__size(r.w), o->output);
-		if (r.sudo_user)
+		print_written(&r);
+		if (rec_output__sudo_user(r.out))
 			fprintf(stderr, "stkrec: %s is root's, not %s's, who could not create it there; "
-				"'sudo chown %s %s' gives it to them\n", o->output, r.sudo_user,
-				r.sudo_user, o->output);
+				"'sudo chown %s %s' gives it to them\n", o->output,
+				rec_output__sudo_user(r.out), rec_output__sudo_user(r.out), o->output);
 		print_unwind_stats(rec_unwind__stats(r.unwind), o);
 		rec_reader__lock(r.reader);	/* its thread still applies the kernel's records */
 		print_procs_stats(r.procs);
@@ -727,9 +880,11 @@ int rec_run(const struct rec_opts *o)
 	}
 out:
 	rec_child__close(r.child);
-	cap_writer__close(r.w);
-	if (created)
-		unlink(o->output);
+	if (r.w && created)
+		rec_output__discard(r.out, r.w);
+	else if (r.w)
+		rec_output__close(r.out, r.w, rec_now_ns());
+	rec_output__free(r.out);
 	rec_snoop__free(r.snoop);
 	rec_defer__free(r.defer);
 	rec_counts__free(r.counts);

@@ -53,6 +53,15 @@ struct rec_opts {
 	bool embed_objects;	/* --embed-objects */
 	bool all_kallsyms;	/* --all-kallsyms: a whole KSYMS snapshot at the start */
 	uint32_t max_kprobes;	/* --max-kprobes */
+	/* always on (write/output.c) */
+	const char *rotate;	/* --rotate as given (meta key rotate), NULL: no rotation */
+	uint64_t rotate_ns;	/* --rotate SECS: a new file every SECS (0: not by time) */
+	uint64_t rotate_bytes;	/* --rotate SIZE: a new file past SIZE (0: not by size) */
+	uint32_t max_files;	/* --max-files N, 0: no bound */
+	uint64_t max_disk;	/* --max-disk SIZE, 0: no bound */
+	uint32_t flight_s;	/* --flight SECS, 0: off */
+	uint32_t flight_mb;	/* --flight-memory MB */
+	bool dump_on_exit;	/* --dump-on-exit: --flight dumps once more at the end */
 	int nspecs;
 	char **specs;		/* borrowed from argv */
 	char **command;		/* NULL-terminated, borrowed from argv; NULL without -- */

@@ -165,6 +165,10 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 		put(l, "unwind_memory_mb", "%u", o->unwind_mb);
 	/* format.md 4.1: what the capture holds of kallsyms */
 	put(l, "kallsyms", "%s", o->all_kallsyms ? "all" : "hits");
+	if (o->rotate)
+		put(l, "rotate", "%s", o->rotate);
+	if (o->flight_s)
+		put(l, "flight_s", "%u", o->flight_s);
 	free(argv);
 	free(tids);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * write.h: write/, from BPF's maps to capture records: the drain and snapshot (snapshot.c), the
- * deferred events walked in user space (defer.c), per-event records (snoop.c) and the run's
- * metadata (meta.c).
+ * deferred events walked in user space (defer.c), per-event records (snoop.c), the run's
+ * metadata (meta.c) and the files the captures go to (output.c).
  */
 #ifndef STK_REC_WRITE_H
 #define STK_REC_WRITE_H
@@ -152,5 +152,67 @@ int rec_snoop__add_walked(struct rec_snoop *s, const struct stk_deferred *d, con
 			  uint32_t n, uint32_t stop);
 /* So many events wait that the batch should be written now (bounded chunk size and memory). */
 bool rec_snoop__full(const struct rec_snoop *s);
+
+/* ---- the capture files (output.c) ----------------------------------------------------------- */
+
+/*
+ * Where a recording's captures go: the -o file; with --rotate a file per rotation, named with its
+ * start time, the oldest removed past --max-files and --max-disk; with --flight segments in
+ * memory, dumped on demand. The caller writes each capture (header, intervals, END) and resets
+ * what it has written at each new one; the writer keeps its stacks (format.md 4.4).
+ */
+struct rec_output;
+/* Lends o, which must outlive it. Finds an earlier run's rotated files. NULL with errno set. */
+struct rec_output *rec_output__new(const struct rec_opts *o);
+void rec_output__free(struct rec_output *out);
+/*
+ * A new capture starting at start_ns (CLOCK_MONOTONIC): the -o file, the next rotated file (the
+ * oldest ones removed as the bounds say) or flight segment. Its writer has the file header
+ * written, nothing else. NULL with errno set.
+ */
+struct cap_writer *rec_output__create(struct rec_output *out, uint64_t start_ns);
+/*
+ * Give the capture w (from __create) its name, which a rotated file gets only once the one before
+ * it is closed: a recorder killed in between leaves every named file whole but the newest. 0 or
+ * -errno (the capture would be lost on close: __close tries once more).
+ */
+int rec_output__name(struct rec_output *out, const struct cap_writer *w);
+/*
+ * The capture w (from __create, with END written, or not) is done at now_ns: w is closed. Two may
+ * be open at once: the next is created before the last is closed.
+ */
+void rec_output__close(struct rec_output *out, struct cap_writer *w, uint64_t now_ns);
+/* The capture w (the last __create) is not wanted (a setup failed): closed and removed. */
+void rec_output__discard(struct rec_output *out, struct cap_writer *w);
+/* Should the capture being written (w) end at this interval boundary (--rotate, --flight)? */
+bool rec_output__due(struct rec_output *out, const struct cap_writer *w, uint64_t now_ns);
+/* --flight: an interval w wrote; the dump's window is made of these. */
+void rec_output__interval(struct rec_output *out, const struct cap_writer *w, uint64_t start_ns,
+			  uint64_t end_ns);
+/* The file last created or dumped (for messages); lent. */
+const char *rec_output__path(const struct rec_output *out);
+/*
+ * Under sudo, the -o file is made as the user who ran sudo, where they may (stkrec(8), FILES);
+ * the user's name when it had to be root's instead, else NULL. Rotated files and dumps are
+ * root's.
+ */
+const char *rec_output__sudo_user(const struct rec_output *out);
+/* Files rotated (closed) or dumped so far. */
+uint32_t rec_output__files(const struct rec_output *out);
+
+/* What a dump wrote. */
+struct rec_dump {
+	uint32_t nintervals;
+	uint64_t events, bytes;
+	uint64_t start_ns, end_ns;	/* its first interval's start, last one's end */
+	uint64_t lost_ns;	/* of the window, dropped for --flight-memory */
+};
+/*
+ * --flight: write the intervals of the closed segments that ended in the last --flight seconds
+ * before now_ns into one file (named with its first interval's start, as a rotated one; the
+ * bounds apply). 0 (info->nintervals 0: nothing to write, no file), or -errno: a file cut by the
+ * error is kept, readable up to it.
+ */
+int rec_output__dump(struct rec_output *out, uint64_t now_ns, struct rec_dump *info);
 
 #endif /* STK_REC_WRITE_H */

@@ -42,11 +42,13 @@ _stkrec() {
 	-o | --output) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	-e | --event) mapfile -t COMPREPLY < <(compgen -W "$(_stk_events "$tool")" -- "$cur"); return ;;
 	--unwind) mapfile -t COMPREPLY < <(compgen -W "fp cfi auto" -- "$cur"); return ;;
+	--rotate) mapfile -t COMPREPLY < <(compgen -W "signal" -- "$cur"); return ;;
 	-p | --pid) mapfile -t COMPREPLY < <(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"); return ;;
 	-F | --frequency | -c | --count | -C | --cpu | -i | --interval | -D | --duration | \
 	-L | -t | --tid | -m | -M | --min-block | --max-block | --min-block-time | \
 	--max-block-time | --state | --stack-storage-size | --hash-storage-size | \
-	--max-kprobes | --ringbuf-size | --unwind-memory) return ;;
+	--max-kprobes | --ringbuf-size | --unwind-memory | --max-files | --max-disk | --flight | \
+	--flight-memory) return ;;
 	esac
 	word=$(_stk_word)
 	case $word in
