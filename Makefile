@@ -105,7 +105,7 @@ CHECK_BINS = $(FMT_TESTS) $(REC_UNIT) $(REP_UNIT) $(SYM_UNIT) $(FUZZ) $(TOOLS) $
 	$(if $(SAN),,$(STKREPORT_STATIC))
 
 .PHONY: all tools static check-bins workloads deps check e2e test test-build demo bench bench-sym bench-many \
-	bench-churn install \
+	bench-churn bench-alwayson install \
 	uninstall golden-update clean fuzz
 
 all: tools
@@ -352,6 +352,12 @@ bench-churn:
 	$(Q)$(MAKE) --no-print-directory tools workloads
 	$(Q)OUTPUT=$(OUTPUT) bench/churn
 
+# stkrec's CPU and memory over a 10-minute rotating system-wide run at 19 and 99 Hz
+# (bench/alwayson; ALWAYSON_SECS shortens it).
+bench-alwayson:
+	$(Q)$(MAKE) --no-print-directory tools workloads
+	$(Q)OUTPUT=$(OUTPUT) bench/alwayson
+
 golden-update: check-bins
 	$(Q)OUTPUT=$(OUTPUT) tests/golden/update
 
@@ -361,6 +367,8 @@ INSTALLED = bin/stkrec bin/stkreport share/man/man8/stkrec.8 share/man/man1/stkr
 	share/doc/stkrec/README.md \
 	share/bash-completion/completions/stkrec share/bash-completion/completions/stkreport
 COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+# The always-on service (stkrec(8), ALWAYS ON): systemd looks in /usr/local/lib/systemd/system too.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 install: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -372,9 +380,12 @@ install: tools
 		$(DESTDIR)$(PREFIX)/share/doc/stkrec/
 	install -m 0644 scripts/completion/stkrec.bash $(COMPLETIONS)/stkrec
 	install -m 0644 scripts/completion/stkrec.bash $(COMPLETIONS)/stkreport
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' scripts/systemd/stkrec.service.in >$(DESTDIR)$(UNITDIR)/stkrec.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/stkrec.service
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED)) $(DESTDIR)$(UNITDIR)/stkrec.service
 	-rmdir $(DESTDIR)$(PREFIX)/share/doc/stkrec 2>/dev/null
 
 clean:

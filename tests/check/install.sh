@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make install PREFIX=DIR` puts both tools and both man pages in place, and the pages format
-# without warnings.
+# `make install PREFIX=DIR` puts both tools, both man pages and the always-on service in place,
+# and the pages format without warnings.
 set -u
 cd "$(dirname "$0")/../.."
 OUTPUT=${OUTPUT:-.output}
@@ -23,6 +23,20 @@ for f in share/man/man8/stkrec.8 share/man/man1/stkreport.1 share/doc/stkrec/for
 	check "install.$f" test -f "$tmp/usr/$f"
 done
 check install.version bash -c "'$tmp/usr/bin/stkreport' -V | grep -qx 'stkreport $(cat VERSION)'"
+# the always-on service (stkrec(8), ALWAYS ON), its ExecStart the stkrec just installed
+unit=$tmp/usr/lib/systemd/system/stkrec.service
+check install.unit test -f "$unit"
+check install.unit_execstart grep -q "^ExecStart=$tmp/usr/bin/stkrec .*--rotate .*--max-disk " "$unit"
+# the options it passes parse (stkrec refuses a usage error with exit 2 before anything else)
+opts=$(sed -n 's/^ExecStart=[^ ]* //p' "$unit")
+# shellcheck disable=SC2086
+check install.unit_options bash -c "'$tmp/usr/bin/stkrec' $opts --help >/dev/null"
+if command -v systemd-analyze >/dev/null; then
+	# the man page is not in the search path of a PREFIX under /tmp: not checked here
+	check install.unit_verify systemd-analyze verify --man=no "$unit"
+else
+	echo "skip install.unit_verify: systemd-analyze is not installed"
+fi
 check uninstall.make make -s --no-print-directory uninstall OUTPUT="$OUTPUT" PREFIX="$tmp/usr"
 check uninstall.nothing_left bash -c "test -z \"\$(find '$tmp/usr' -type f)\""
 if command -v groff >/dev/null; then
