@@ -621,10 +621,15 @@ static int dump(struct run *r, uint64_t now)
 	return 0;
 }
 
-/* After an interval: a new capture when one is due, and a dump when asked for. */
-static int next_capture(struct run *r, uint64_t now)
+/*
+ * After an interval: a new capture when one is due, and a dump when asked for. The boundary is
+ * the end of the interval just written, the start of the next: one file ends where the next
+ * begins.
+ */
+static int next_capture(struct run *r)
 {
 	bool dump_now = rec_dump_now && r->o->flight_s;
+	uint64_t now = r->iv_start;
 	int err = 0;
 
 	if (rec_rotate_now || dump_now || rec_output__due(r->out, r->w, now))
@@ -675,7 +680,7 @@ static int loop(struct run *r)
 		}
 		err = write_interval(r);
 		if (!err && !stop)
-			err = next_capture(r, now);
+			err = next_capture(r);
 		if (err)
 			return err;
 		say_disk_full(r);
@@ -808,7 +813,7 @@ static void print_written(const struct run *r)
 /* The end of the recording: the last capture closed; --flight --dump-on-exit dumps first. */
 static int finish(struct run *r)
 {
-	uint64_t now = rec_now_ns();
+	uint64_t now = r->iv_start;	/* the end of the last interval */
 	int err = close_capture(r, now);
 
 	if (r->o->flight_s) {

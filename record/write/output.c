@@ -31,6 +31,7 @@
 #define NS_PER_MS 1000000ull
 /* "-YYYYmmddTHHMMSS.mmmZ" */
 #define STAMP_LEN 21
+#define EXT ".stk"
 
 /* A closed file of the rotation (or a dump), oldest first. */
 struct kept {
@@ -56,8 +57,7 @@ struct rec_output {
 	const struct rec_opts *o;
 	/* sized so that dir/NAME fits in PATH_MAX for any NAME of a directory entry */
 	char dir[PATH_MAX - NAME_MAX - 2];	/* of the rotated files and dumps */
-	char base[NAME_MAX - STAMP_LEN - 8];	/* their names start with base and a stamp ... */
-	char ext[5];		/* ... and end with ext (".stk") */
+	char base[NAME_MAX - STAMP_LEN - 8];	/* their names: base, a stamp, EXT */
 	char path[PATH_MAX + 32];	/* the last file created or dumped (fits in PATH_MAX) */
 	struct kept *kept;
 	uint32_t nkept, kept_cap;
@@ -103,18 +103,18 @@ static void name_at(struct rec_output *out, uint64_t ms)
 
 	gmtime_r(&s, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	snprintf(out->path, sizeof(out->path), "%s/%s-%s.%03uZ%s", out->dir, out->base, stamp,
-		 (unsigned int)(ms % 1000), out->ext);
+	snprintf(out->path, sizeof(out->path), "%s/%s-%s.%03uZ" EXT, out->dir, out->base, stamp,
+		 (unsigned int)(ms % 1000));
 }
 
 /* Is name one of ours: base, a stamp, ext? */
 static bool is_ours(const struct rec_output *out, const char *name)
 {
 	static const char shape[STAMP_LEN + 1] = "-ddddddddTdddddd.dddZ";
-	size_t nb = strlen(out->base), ne = strlen(out->ext), n = strlen(name);
+	size_t nb = strlen(out->base), n = strlen(name);
 
-	if (n != nb + STAMP_LEN + ne || strncmp(name, out->base, nb) ||
-	    strcmp(name + nb + STAMP_LEN, out->ext))
+	if (n != nb + STAMP_LEN + strlen(EXT) || strncmp(name, out->base, nb) ||
+	    strcmp(name + nb + STAMP_LEN, EXT))
 		return false;
 	for (size_t i = 0; i < STAMP_LEN; i++) {
 		char c = name[nb + i];
@@ -135,46 +135,80 @@ static int create_unnamed(const struct rec_output *out)
 {
 	int fd = open(out->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 
-	if (fd >= 0)
+	if (fd >= 0) {
+		fchmod(fd, 0600);	/* format.md 6 */
 		return fd;
+	}
 	return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
 }
 
-/* fd (from create_unnamed()) named for ms, or a millisecond later (create_named()). */
-static int name_file(struct rec_output *out, int fd, uint64_t ms)
+/* A new file at path (mode 0600, format.md 6): fd, or -errno (-EEXIST: taken). */
+static int make_file(const char *path, int unused)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	fchmod(fd, 0600);
+	return fd;
+}
+
+/* fd, a file from create_unnamed(), named path: 0, or -errno (-EEXIST: taken). */
+static int link_file(const char *path, int fd)
 {
 	char self[32];
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	for (int i = 0; i < 1000; i++, ms++) {
-		name_at(out, ms);
-		if (!linkat(AT_FDCWD, self, AT_FDCWD, out->path, AT_SYMLINK_FOLLOW))
-			return 0;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
+	return linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) ? -errno : 0;
 }
 
 /*
- * A new file named for start (ms since the epoch), or a millisecond later if that name is
- * taken: names stay stamps, and sort as they were made. fd, or -errno.
+ * out->path for a file starting at ms (since the epoch), or a millisecond later while that name
+ * is taken, so that names stay stamps and sort as the files were made: make(path, fd)'s result.
  */
+static int claim_name(struct rec_output *out, uint64_t ms, int (*make)(const char *, int), int fd)
+{
+	int ret = -EEXIST;
+
+	for (int i = 0; i < 1000 && ret == -EEXIST; i++, ms++) {
+		name_at(out, ms);
+		ret = make(out->path, fd);
+	}
+	return ret;
+}
+
+/* A new file named for ms (claim_name()): fd, or -errno. */
 static int create_named(struct rec_output *out, uint64_t ms)
 {
-	for (int i = 0; i < 1000; i++, ms++) {
-		int fd;
+	return claim_name(out, ms, make_file, -1);
+}
 
-		name_at(out, ms);
-		fd = open(out->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			fchmod(fd, 0600);	/* format.md 6 */
-			return fd;
-		}
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
+/* fd (from create_unnamed()) named for ms (claim_name()): 0, or -errno. */
+static int name_file(struct rec_output *out, int fd, uint64_t ms)
+{
+	return claim_name(out, ms, link_file, fd);
+}
+
+/*
+ * A new file of ours for a writer: unnamed with a second descriptor in *unnamed (named later,
+ * name_file()), or where the file system cannot, named for ms at once (*unnamed -1). The
+ * writer's fd, or -errno.
+ */
+static int create_file(struct rec_output *out, uint64_t ms, int *unnamed)
+{
+	int fd = create_unnamed(out), err;
+
+	*unnamed = -1;
+	if (fd == -EOPNOTSUPP)
+		return create_named(out, ms);
+	if (fd < 0)
+		return fd;
+	*unnamed = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (*unnamed >= 0)
+		return fd;
+	err = -errno;
+	close(fd);
+	return err;
 }
 
 /* ---- kept files ---------------------------------------------------------------------------- */
@@ -217,7 +251,8 @@ static int find_earlier(struct rec_output *out)
 			err = keep(out, path, st.st_size);
 	}
 	closedir(d);
-	qsort(out->kept, out->nkept, sizeof(*out->kept), cmp_kept);	/* stamps: oldest first */
+	if (out->nkept)		/* stamps: oldest first */
+		qsort(out->kept, out->nkept, sizeof(*out->kept), cmp_kept);
 	return err;
 }
 
@@ -250,7 +285,8 @@ static void prune(struct rec_output *out)
 		total -= k->size;
 		free(k->path);
 	}
-	memmove(out->kept, out->kept + drop, (out->nkept - drop) * sizeof(*out->kept));
+	if (drop)
+		memmove(out->kept, out->kept + drop, (out->nkept - drop) * sizeof(*out->kept));
 	out->nkept -= drop;
 }
 
@@ -261,35 +297,30 @@ struct rec_output *rec_output__new(const struct rec_opts *o)
 	struct rec_output *out = calloc(1, sizeof(*out));
 	char copy[PATH_MAX], *name;
 	size_t n;
+	int err;
 
 	if (!out)
 		return NULL;
 	out->o = o;
 	if (!rotating(out))
 		return out;
+	/* -o DIR/BASE.stk: files DIR/BASE-stamp.stk */
 	snprintf(copy, sizeof(copy), "%s", o->output);
-	name = dirname(copy);
-	if (strlen(name) >= sizeof(out->dir)) {
-		free(out);
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	strcpy(out->dir, name);
+	snprintf(out->dir, sizeof(out->dir), "%s", dirname(copy));
 	snprintf(copy, sizeof(copy), "%s", o->output);
 	name = basename(copy);
 	n = strlen(name);
-	if (n > 4 && !strcmp(name + n - 4, ".stk"))
-		name[n - 4] = 0;
-	if (strlen(name) >= sizeof(out->base)) {
-		free(out);
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	strcpy(out->base, name);
-	strcpy(out->ext, ".stk");
-	if (find_earlier(out)) {
+	if (n > strlen(EXT) && !strcmp(name + n - strlen(EXT), EXT))
+		name[n - strlen(EXT)] = 0;
+	snprintf(out->base, sizeof(out->base), "%s", name);
+	if (strlen(o->output) >= sizeof(copy) || strlen(name) >= sizeof(out->base) ||
+	    strlen(out->dir) >= sizeof(out->dir) - 1)	/* cut by a snprintf above */
+		err = -ENAMETOOLONG;
+	else
+		err = find_earlier(out);
+	if (err) {
 		rec_output__free(out);
-		errno = ENOMEM;
+		errno = -err;
 		return NULL;
 	}
 	return out;
@@ -430,21 +461,7 @@ struct cap_writer *rec_output__create(struct rec_output *out, uint64_t start_ns)
 
 	if (!out->o->rotate && !out->o->flight_s)
 		return opened(out, create_output_file(out), start_ns, -1);
-	if (out->o->flight_s) {
-		fd = new_segment(out);
-	} else {
-		fd = create_unnamed(out);
-		if (fd == -EOPNOTSUPP) {
-			fd = create_named(out, wall_ms(start_ns));
-		} else if (fd >= 0) {
-			unnamed = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-			if (unnamed < 0) {
-				err = -errno;
-				close(fd);
-				fd = err;
-			}
-		}
-	}
+	fd = out->o->flight_s ? new_segment(out) : create_file(out, wall_ms(start_ns), &unnamed);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
@@ -520,7 +537,8 @@ static void drop_segments(struct rec_output *out, uint64_t now_ns)
 		mem -= s->size;
 		free_segment(&out->segs[drop++]);
 	}
-	memmove(out->segs, out->segs + drop, (out->nsegs - drop) * sizeof(*out->segs));
+	if (drop)
+		memmove(out->segs, out->segs + drop, (out->nsegs - drop) * sizeof(*out->segs));
 	out->nsegs -= drop;
 }
 
@@ -540,8 +558,7 @@ void rec_output__close(struct rec_output *out, struct cap_writer *w, uint64_t no
 {
 	struct open_capture *c = slot_of(out, w);
 	struct segment *s = segment_of(out, w);
-	uint64_t size = cap_writer__size(w);
-	struct stat st;
+	uint64_t size = cap_writer__size(w);	/* the whole file: chunks are written by now */
 
 	cap_writer__close(w);
 	if (!c)
@@ -559,7 +576,7 @@ void rec_output__close(struct rec_output *out, struct cap_writer *w, uint64_t no
 	}
 	if (s) {
 		s->w = NULL;
-		s->size = !fstat(s->fd, &st) ? (uint64_t)st.st_size : size;
+		s->size = size;
 		drop_segments(out, now_ns);
 		return;
 	}
@@ -881,16 +898,9 @@ int rec_output__dump(struct rec_output *out, uint64_t now_ns, struct rec_dump *i
 	if (!d.first_start)
 		return 0;
 	/* named once written: a collector watching the directory never sees half a dump */
-	fd = create_unnamed(out);
-	if (fd == -EOPNOTSUPP)
-		fd = create_named(out, wall_ms(d.first_start));
-	else if (fd >= 0 && (unnamed = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
-		err = -errno;
-	if (fd < 0 || err) {
-		if (fd >= 0)
-			close(fd);
-		return fd < 0 ? fd : err;
-	}
+	fd = create_file(out, wall_ms(d.first_start), &unnamed);
+	if (fd < 0)
+		return fd;
 	d.w = cap_writer__open_fd(fd, NULL);
 	if (!d.w) {
 		err = -errno;

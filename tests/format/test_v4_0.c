@@ -149,8 +149,8 @@ static void test_many_intervals(void)
 		return;
 	{
 		struct cap_reader *r = cap_reader__open(path_in("many.stk"));
+		struct cap_record *got, *first_rec = NULL;
 		struct cap_stacks stacks;
-		struct cap_record *got;
 		struct cap_chunk ch;
 
 		cap_stacks__init(&stacks, 4, NULL);
@@ -169,12 +169,15 @@ static void test_many_intervals(void)
 			/* the rows' stacks live in the first record, kept by the table: keep it */
 			if (i)
 				cap_record__free(got);
+			else
+				first_rec = got;
 		}
 		T_EQ_INT("many: every interval read", NINTERVALS, i);
 		T_EQ_INT("many: later chunks hold their rows only, every row resolves", 0, bad);
 		T_CHECK("many: the file holds each stack once", stacks.n[0] == NSTACKS &&
 			stacks.n[1] == NSTACKS, "%u, %u", stacks.n[0], stacks.n[1]);
 		cap_stacks__release(&stacks);
+		cap_record__free(first_rec);
 		cap_reader__close(r);
 	}
 	/* each later chunk is its rows compressed: well under a tenth of the first's stacks */
