@@ -240,5 +240,15 @@ check_share() { # ... [CAPTURE]
 	[ -n "${8:-}" ] && "$STKREPORT" -f "$8" 2>&1 >/dev/null | grep '^# lost' | sed -e 's/^/    | /'
 }
 
+# cpu_ticks PID: the user + system CPU time PID has had, in clock ticks (USER_HZ, 100 a
+# second; 0 when it is gone). On a host other work shares, the samples a profile can take of a
+# process follow its CPU time, not the wall clock: checks on sample counts compare with this.
+cpu_ticks() {
+	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# idle_ticks: the idle time of all CPUs so far, in clock ticks (/proc/stat).
+idle_ticks() { awk '$1 == "cpu" { print $5; exit }' /proc/stat; }
+
 # The user chain of the event workloads, from main down (wl.h; the leaf depends on the program).
 chain() { echo ";main;wl_outer;wl_middle;$1( |;)"; }
