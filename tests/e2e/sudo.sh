@@ -11,10 +11,12 @@ NOBODY=65534
 as_nobody() {
 	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"
 }
-sudo_rec() { # NAME ARGS...: stkrec as `sudo stkrec` by nobody runs it
+sudo_rec() { # NAME ARGS...: stkrec as `sudo stkrec` by nobody runs it, on a burner of its own
 	local name=$1
 	shift
-	SUDO_UID=$NOBODY SUDO_GID=$NOBODY SUDO_USER=nobody rec "$name" -q -D 1 "$@"
+	# a profile of an idle host may hold no stack at all (idle samples are left out): the
+	# command burns CPU time so that the capture has stacks whatever the host is doing
+	SUDO_UID=$NOBODY SUDO_GID=$NOBODY SUDO_USER=nobody rec "$name" -q "$@" -- "$WL/wl_burner" -c 0.3
 }
 owner() { stat -c '%u:%g %a' "$1" 2>/dev/null; }
 
@@ -55,7 +57,7 @@ check_eq sudo.symlink.exit 1 $? "$tmp/link.err"
 check_eq sudo.symlink.target "precious" "$(cat "$roots/target")"
 
 # without sudo: root's, as before
-rec plain -q -D 1 -o "$mine/plain.stk"
+rec plain -q -o "$mine/plain.stk" -- "$WL/wl_burner" -c 0.3
 check_eq sudo.none.exit 0 $? "$tmp/plain.err"
 check_eq sudo.none.owner "0:0 600" "$(owner "$mine/plain.stk")"
 
