@@ -16,6 +16,7 @@ bool cap_chunk_type_mandatory(uint16_t type)
 	case CAP_CHUNK_INTERVAL:
 	case CAP_CHUNK_EVENTS:	/* 1.1: a reader skipping it would report no stacks at all */
 	case CAP_CHUNK_KSYMS_ADD:	/* 2.0: skipping it leaves kernel frames unnamed */
+	case CAP_CHUNK_CODES:	/* 3.1: skipping it, interpreter frames would read as addresses */
 		return true;
 	default:
 		return false;
@@ -24,7 +25,7 @@ bool cap_chunk_type_mandatory(uint16_t type)
 
 bool cap_chunk_type_known(uint16_t type)
 {
-	return type >= CAP_CHUNK_META && type <= CAP_CHUNK_KSYMS_ADD;
+	return type >= CAP_CHUNK_META && type <= CAP_CHUNK_CODES;
 }
 
 /* format.md 3.1 */

@@ -28,6 +28,9 @@
 #define MIN_SYMBOL	20u	/* addr, size, empty name */
 #define MIN_PACKED_SYMBOL 3u	/* 3.0 OBJECTS: one-byte varints addr delta, size, name length 0 */
 #define MIN_KSYM_ADD	24u	/* addr, size, empty name and module */
+#define MIN_CODE	8u	/* one-byte varints id, lang, reason, addr, name and file lengths,
+				 * firstline, nlines */
+#define MIN_CODE_LINE	2u	/* one-byte varints start delta, line delta */
 
 /* A read position in a payload. The first error sticks; later reads return zeros. */
 struct cursor {
@@ -530,6 +533,64 @@ static void decode_perfmap(struct cursor *c, struct cap_perfmap *pm)
 	pm->syms = decode_symbols(c, false, &pm->count);
 }
 
+/* format.md 4.11: a varint that must fit 32 bits */
+static uint32_t get_varint32(struct cursor *c)
+{
+	uint64_t v = get_varint(c);
+
+	if (v > UINT32_MAX)
+		fail(c, -EBADMSG);
+	return (uint32_t)v;
+}
+
+/* format.md 4.11: line runs, deltas from the previous run (the first from firstline) */
+static void decode_code_lines(struct cursor *c, struct cap_code *code)
+{
+	uint64_t start = 0, n;
+	int64_t line = code->firstline;
+
+	n = get_varint(c);
+	if (n > c->left / MIN_CODE_LINE) {
+		fail(c, -EBADMSG);
+		return;
+	}
+	code->lines = alloc(c, (size_t)n * sizeof(*code->lines));
+	for (uint64_t i = 0; i < n && !c->err; i++) {
+		uint64_t d;
+
+		start += get_varint(c);
+		d = get_varint(c);
+		line += d & 1 ? -(int64_t)(d >> 1) - 1 : (int64_t)(d >> 1);
+		if (start > UINT32_MAX || line < 0 || line > UINT32_MAX)
+			fail(c, -EBADMSG);
+		code->lines[i] = (struct cap_code_line){ (uint32_t)start, (uint32_t)line };
+	}
+	if (!c->err)
+		code->nlines = (uint32_t)n;
+}
+
+static void decode_codes(struct cursor *c, struct cap_codes *cs)
+{
+	cs->count = get_count(c, MIN_CODE);
+	cs->codes = alloc(c, (size_t)cs->count * sizeof(*cs->codes));
+	for (uint32_t i = 0; i < cs->count && !c->err; i++) {
+		struct cap_code *code = &cs->codes[i];
+
+		code->id = get_varint32(c);
+		if (!c->err && !code->id)
+			fail(c, -EBADMSG);
+		code->lang = get_varint32(c);
+		code->reason = get_varint32(c);
+		code->addr = get_varint(c);
+		code->name = get_chars(c, get_varint(c));
+		code->file = get_chars(c, get_varint(c));
+		code->firstline = get_varint32(c);
+		decode_code_lines(c, code);
+	}
+	if (c->err)
+		cs->count = 0;
+}
+
 /* format.md 4.6 */
 static void decode_end(struct cursor *c, struct cap_end *e)
 {
@@ -604,6 +665,9 @@ int cap_record__decode_budget(const struct cap_chunk *chunk, struct cap_budget *
 		break;
 	case CAP_CHUNK_END:
 		decode_end(&c, &rec->end);
+		break;
+	case CAP_CHUNK_CODES:
+		decode_codes(&c, &rec->codes);
 		break;
 	}
 	/* format.md 4: a record fills its payload exactly; extra bytes are a bug or damage. */

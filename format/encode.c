@@ -414,6 +414,47 @@ static int encode_perfmap(const struct cap_perfmap *pm, struct cap_buf *b)
 	return encode_symbols(pm->syms, pm->count, b);
 }
 
+/* format.md 4.11: a string as a varint length and its bytes */
+static void put_vstr(struct cap_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	cap_buf__put_varint(b, n);
+	cap_buf__put(b, s, n);
+}
+
+/* format.md 4.11 */
+static int encode_codes(const struct cap_codes *cs, struct cap_buf *b)
+{
+	cap_buf__put_u32(b, cs->count);
+	for (uint32_t i = 0; i < cs->count; i++) {
+		const struct cap_code *c = &cs->codes[i];
+		uint32_t start = 0, line = c->firstline;
+
+		if (!c->id || (c->nlines && !c->lines))
+			return -EINVAL;
+		cap_buf__put_varint(b, c->id);
+		cap_buf__put_varint(b, c->lang);
+		cap_buf__put_varint(b, c->reason);
+		cap_buf__put_varint(b, c->addr);
+		put_vstr(b, c->name);
+		put_vstr(b, c->file);
+		cap_buf__put_varint(b, c->firstline);
+		cap_buf__put_varint(b, c->nlines);
+		for (uint32_t j = 0; j < c->nlines; j++) {
+			int64_t d = (int64_t)c->lines[j].line - line;
+
+			if (c->lines[j].start < start)
+				return -EINVAL;	/* unsorted */
+			cap_buf__put_varint(b, c->lines[j].start - start);
+			cap_buf__put_varint(b, d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1);
+			start = c->lines[j].start;
+			line = c->lines[j].line;
+		}
+	}
+	return 0;
+}
+
 /* format.md 4.6 */
 static int encode_end(const struct cap_end *e, struct cap_buf *b)
 {
@@ -458,6 +499,9 @@ int cap_record_encode(const struct cap_record *rec, struct cap_stack_set *const 
 		break;
 	case CAP_CHUNK_PERFMAP:
 		err = encode_perfmap(&rec->perfmap, b);
+		break;
+	case CAP_CHUNK_CODES:
+		err = encode_codes(&rec->codes, b);
 		break;
 	default:
 		return -EINVAL;

@@ -42,6 +42,14 @@ const char *cap_loss_name(unsigned int kind)
 		[CAP_LOSS_USTACK_COPY_END] = "user stacks cut: deeper than the 64 KiB copied",
 		[CAP_LOSS_USTACK_DEFER_FULL] = "user stacks cut: the ring of deferred events was full",
 		[CAP_LOSS_RETRY_PENDING] = "events not counted: their task had not returned to user space",
+		[CAP_LOSS_PY_VERSION] = "Python processes of a version without a layout: native frames",
+		[CAP_LOSS_PY_NO_RUNTIME] = "Python processes without the _PyRuntime symbol: native frames",
+		[CAP_LOSS_PY_TRUNCATED] = "Python frames cut: more than a chain holds",
+		[CAP_LOSS_PY_READ_FAULT] = "Python frames cut: interpreter memory not readable",
+		[CAP_LOSS_PY_BAD_FRAME] = "Python frames cut at a frame without a code object",
+		[CAP_LOSS_PY_NO_THREAD] = "Python frames missing: no thread state found",
+		[CAP_LOSS_PY_UNNAMED] = "Python code objects whose names could not be read",
+		[CAP_LOSS_PY_NAMES_FULL] = "Python frames past the names table (--python-names): unnamed",
 	};
 
 	if (kind < CAP_LOSS__COUNT && names[kind])

@@ -26,7 +26,7 @@
 #include <sys/types.h>
 
 #define CAP_MAJOR 4
-#define CAP_MINOR 0
+#define CAP_MINOR 1
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -51,6 +51,9 @@ enum cap_chunk_type {
 	/* 2.0 */
 	CAP_CHUNK_KSYMS_ADD = 10,	/* the kernel symbols rows need, with sizes, added to the
 					 * table; struct cap_ksyms; mandatory */
+	/* 4.1 */
+	CAP_CHUNK_CODES = 11,	/* interpreter code objects (Python) the stacks' interpreter
+				 * frames name; struct cap_codes; mandatory */
 };
 
 /* Chunk header flag: a reader that does not know the type must stop instead of skipping it. */
@@ -176,6 +179,21 @@ struct cap_stack {
 #define CAP_ROW_F_KSTACK_LOST 0x1u	/* the kernel stack was requested but lost (collision, error) */
 #define CAP_ROW_F_USTACK_LOST 0x2u	/* the user stack was requested but lost */
 
+/*
+ * 4.1: a frame of interpreted code in a user stack (format.md 4.11): the tag byte (no user or
+ * kernel address has it), the capture-wide id of its CODES entry (32 bits) and the offset of
+ * its instruction in the code (24 bits: Python's instruction index in code units;
+ * CAP_CODE_OFF_NONE when it has run none).
+ */
+#define CAP_CODE_FRAME_TAG	0xfe00000000000000ull
+#define CAP_CODE_OFF_NONE	0xffffffu
+#define CAP_CODE_FRAME(id, off)								\
+	(CAP_CODE_FRAME_TAG | (uint64_t)(uint32_t)(id) << 24 |				\
+	 ((off) > CAP_CODE_OFF_NONE ? CAP_CODE_OFF_NONE : (uint64_t)(off)))
+#define CAP_CODE_FRAME_IS(w)	(((w) >> 56) == 0xfe)
+#define CAP_CODE_FRAME_ID(w)	((uint32_t)((w) >> 24))
+#define CAP_CODE_FRAME_OFF(w)	((uint32_t)(w) & CAP_CODE_OFF_NONE)
+
 /* Stack references in a row are 1-based indexes into the interval's tables; 0 means none. */
 #define CAP_NO_STACK 0u
 
@@ -242,6 +260,16 @@ enum cap_loss {
 	CAP_LOSS_USTACK_DEFER_FULL = 20, /* the deferred events' ring was full: BPF's walk so far */
 	CAP_LOSS_RETRY_PENDING = 21,	/* to be counted on its task's return to user space, which had
 					 * not come when the recording ended: not counted */
+	/* 4.1: Python frames (docs/bpf.md 10) */
+	CAP_LOSS_PY_VERSION = 22,	/* processes: a CPython of a version without a layout */
+	CAP_LOSS_PY_NO_RUNTIME = 23,	/* processes: an interpreter without the _PyRuntime symbol */
+	CAP_LOSS_PY_TRUNCATED = 24,	/* events: more Python frames than a chain holds */
+	CAP_LOSS_PY_READ_FAULT = 25,	/* events: interpreter memory not readable */
+	CAP_LOSS_PY_BAD_FRAME = 26,	/* events: a frame whose code is no code object */
+	CAP_LOSS_PY_NO_THREAD = 27,	/* events: interpreter frames but no thread state found */
+	CAP_LOSS_PY_UNNAMED = 28,	/* code objects whose names could not be read (CODES reason) */
+	CAP_LOSS_PY_NAMES_FULL = 29,	/* frames of stored stacks whose code object found no room in
+					 * stkrec's names table (--python-names) */
 	CAP_LOSS__COUNT
 };
 
@@ -314,6 +342,46 @@ struct cap_perfmap {
 	struct cap_symbol *syms;	/* addr absolute, in file order (later entries win) */
 };
 
+/* ---- interpreter code objects (4.1, format.md 4.11) ------------------------------------------ */
+
+enum cap_code_lang {
+	CAP_LANG_PYTHON = 1,	/* CPython: offsets are instruction indexes in code units */
+};
+
+/* Why a code entry has no names (cap_code.reason). */
+enum cap_code_reason {
+	CAP_CODE_NAMED = 0,
+	CAP_CODE_GONE = 1,	/* the process was gone when stkrec read it */
+	CAP_CODE_CHANGED = 2,	/* another object at its address (freed and reused) */
+	CAP_CODE_UNREADABLE = 3,	/* its memory could not be read, or held nonsense */
+	CAP_CODE_FULL = 4,	/* stkrec's names table was full (--python-names) */
+	CAP_CODE__COUNT
+};
+
+/* From instruction offset start on (up to the next entry's), the code is at line. 0: none. */
+struct cap_code_line {
+	uint32_t start;
+	uint32_t line;
+};
+
+/* One code object: what an interpreter frame (CAP_CODE_FRAME) of id names. */
+struct cap_code {
+	uint32_t id;		/* >= 1, once per capture */
+	uint32_t lang;		/* enum cap_code_lang; unknown values kept */
+	uint32_t reason;	/* enum cap_code_reason; names empty unless CAP_CODE_NAMED */
+	uint64_t addr;		/* where the object was in its process */
+	char *name;		/* qualified name (Python's co_qualname) */
+	char *file;		/* file name as the code object has it */
+	uint32_t firstline;	/* the first line of the definition */
+	uint32_t nlines;
+	struct cap_code_line *lines;	/* sorted by start, non-decreasing */
+};
+
+struct cap_codes {
+	uint32_t count;
+	struct cap_code *codes;
+};
+
 /* Closing record: present only when stkrec exited cleanly. */
 struct cap_end {
 	uint32_t nintervals;	/* intervals written: the parts of a split one count once */
@@ -336,6 +404,7 @@ struct cap_record {
 		struct cap_objects objects;
 		struct cap_perfmap perfmap;
 		struct cap_end end;
+		struct cap_codes codes;
 	};
 	void *priv;		/* owned by format/: the decoder's allocations */
 };

@@ -270,6 +270,26 @@ static inline const char *perfmap_diff(const struct cap_perfmap *a, const struct
 	return symbols_diff("perfmap", a->syms, a->count, b->syms, b->count);
 }
 
+static inline const char *codes_diff(const struct cap_codes *a, const struct cap_codes *b)
+{
+	uint32_t i;
+
+	if (a->count != b->count)
+		return DIFF("codes count %u, %u", a->count, b->count);
+	for (i = 0; i < a->count; i++) {
+		const struct cap_code *c = &a->codes[i], *d = &b->codes[i];
+
+		if (c->id != d->id || c->lang != d->lang || c->reason != d->reason ||
+		    c->addr != d->addr || !str_eq_empty(c->name, d->name) ||
+		    !str_eq_empty(c->file, d->file) || c->firstline != d->firstline)
+			return DIFF("code %u", i);
+		if (c->nlines != d->nlines ||
+		    (c->nlines && memcmp(c->lines, d->lines, c->nlines * sizeof(*c->lines))))
+			return DIFF("code %u lines", i);
+	}
+	return NULL;
+}
+
 static inline const char *record_diff(const struct cap_record *a, const struct cap_record *b)
 {
 	if (a->type != b->type)
@@ -291,6 +311,8 @@ static inline const char *record_diff(const struct cap_record *a, const struct c
 		return objects_diff(&a->objects, &b->objects);
 	case CAP_CHUNK_PERFMAP:
 		return perfmap_diff(&a->perfmap, &b->perfmap);
+	case CAP_CHUNK_CODES:
+		return codes_diff(&a->codes, &b->codes);
 	case CAP_CHUNK_END:
 		if (a->end.nintervals != b->end.nintervals || a->end.end_ns != b->end.end_ns ||
 		    a->end.events != b->end.events)

@@ -6,9 +6,10 @@
  *
  *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk, v3.0.stk and v4.0.stk were written once by
+ * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk, v3.0.stk, v4.0.stk and
+ * v4.1.stk were written once by
  * tests/tools/mkcompat from samples_v1_1.h, samples_v2_0.h, samples_v2_1.h, samples_v2_2.h,
- * samples_v3_0.h and samples_v4_0.h.
+ * samples_v3_0.h, samples_v4_0.h and samples_v4_1.h.
  */
 #include "helpers.h"
 #include "samples.h"
@@ -18,6 +19,7 @@
 #include "samples_v2_2.h"
 #include "samples_v3_0.h"
 #include "samples_v4_0.h"
+#include "samples_v4_1.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
@@ -26,6 +28,7 @@
 #define V2_2_PATH "tests/format/compat/v2.2.stk"
 #define V3_0_PATH "tests/format/compat/v3.0.stk"
 #define V4_0_PATH "tests/format/compat/v4.0.stk"
+#define V4_1_PATH "tests/format/compat/v4.1.stk"
 
 static int write_sample(const char *path)
 {
@@ -364,6 +367,89 @@ static void check_v4_0(void)
 	release(r, got, SAMPLE40_NRECORDS);
 }
 
+/*
+ * format 4.1: every record against samples_v4_1.h, the intervals through the file's stacks
+ * (interval 1 uses a stack with Python frames interval 0 brought), the CODES chunks' flags,
+ * then the code entries and frame words written out as literals: the runs going back, the
+ * five-byte id, the offsets of none and of 24 bits, the Python loss kinds.
+ */
+static void check_v4_1(void)
+{
+	struct cap_record recs[SAMPLE41_NRECORDS], *got[SAMPLE41_NRECORDS] = { 0 };
+	struct cap_stacks stacks;
+	struct cap_reader *r;
+	struct cap_chunk ch;
+	uint16_t codes_flags = CAP_CHUNK_F_MANDATORY;
+	char name[64], why[128];
+	int i, k = 0;
+
+	sample41_records(recs);
+	r = open_compat(V4_1_PATH, "compat 4.1", 4, 1);
+	if (!r)
+		return;
+	cap_stacks__init(&stacks, 4, NULL);
+	for (i = 0; i < SAMPLE41_NRECORDS; i++) {
+		const char *d;
+
+		snprintf(name, sizeof(name), "compat 4.1 record %d", i);
+		if (cap_reader__next(r, &ch) != 1 || cap_record__decode(&ch, &got[i])) {
+			T_FAIL(name, "not read");
+			break;
+		}
+		if (ch.type == CAP_CHUNK_CODES)
+			codes_flags &= ch.flags;
+		if (got[i]->type != CAP_CHUNK_INTERVAL) {
+			T_CHECK(name, record_eq(&recs[i], got[i], why, sizeof(why)), "%s", why);
+			continue;
+		}
+		d = cap_stacks__add(&stacks, &got[i]->interval) ? "refers past the file's stacks" :
+			interval_file_diff(&recs[i].interval, &stacks, &got[i]->interval);
+		T_CHECK(name, !d, "%s", d);
+		snprintf(name, sizeof(name), "compat 4.1 interval chunk %d: new stacks only", i);
+		T_CHECK(name, got[i]->interval.nkstacks == sample41_new_k[k] &&
+			got[i]->interval.nustacks == sample41_new_u[k], "%u kernel, %u user",
+			got[i]->interval.nkstacks, got[i]->interval.nustacks);
+		k++;
+	}
+	check_clean_end(r, "compat 4.1");
+	T_EQ_INT("compat 4.1 CODES chunks are mandatory", CAP_CHUNK_F_MANDATORY, codes_flags);
+	if (got[4] && got[7] && stacks.n[1] == 3) {
+		const struct cap_code *c = got[4]->codes.codes;
+		const uint64_t *u1 = stacks.v[1][1].ips, *u2 = stacks.v[1][2].ips;
+
+		T_CHECK("compat 4.1 literal: <module>'s runs", got[4]->codes.count == 7 &&
+			c[0].nlines == 5 && c[0].lines[2].start == 9 && c[0].lines[2].line == 12 &&
+			c[0].lines[3].line == 0 && c[0].lines[4].start == 300 &&
+			c[0].lines[4].line == 40 && !strcmp(c[0].file, "/srv/app/main.py"),
+			"count %u", got[4]->codes.count);
+		T_CHECK("compat 4.1 literal: names and reasons",
+			c[1].lines[1].line == 70062 &&
+			!strcmp(c[2].name, "Gr\xc3\xbc\xc3\x9f" "e.gr\xc3\xbc\xc3\x9f") &&
+			c[2].firstline == 1178 && c[4].reason == CAP_CODE_CHANGED &&
+			!strcmp(c[4].name, "") && c[6].id == 0x80000001u &&
+			c[6].reason == CAP_CODE_FULL && c[6].addr == 0 &&
+			got[7]->codes.count == 1 && got[7]->codes.codes[0].id == 8, "values differ");
+		T_CHECK("compat 4.1 literal: interpreter frames",
+			CAP_CODE_FRAME_IS(u1[1]) && CAP_CODE_FRAME_ID(u1[1]) == 3 &&
+			CAP_CODE_FRAME_OFF(u1[1]) == CAP_CODE_OFF_NONE &&
+			CAP_CODE_FRAME_OFF(u1[2]) == 0xfffffe &&
+			CAP_CODE_FRAME_ID(u1[3]) == 0x80000001u && !CAP_CODE_FRAME_IS(u1[4]) &&
+			CAP_CODE_FRAME_ID(u2[1]) == 8 && CAP_CODE_FRAME_OFF(u2[1]) == 6,
+			"words differ");
+	} else {
+		T_FAIL("compat 4.1 literal", "records or the file's 3 user stacks missing");
+	}
+	if (got[6] && got[9])
+		T_CHECK("compat 4.1 literal: Python losses",
+			got[6]->losses.counts[CAP_LOSS_PY_VERSION] == 122 &&
+			got[6]->losses.counts[CAP_LOSS_PY_NAMES_FULL] == 129 &&
+			got[9]->losses.counts[CAP_LOSS_PY_TRUNCATED] == 2, "counts differ");
+	T_EQ_STR("compat 4.1 literal: meta python_frames", "python",
+		 cap_meta_get(&recs[0].meta, "python_frames"));
+	cap_stacks__release(&stacks);
+	release(r, got, SAMPLE41_NRECORDS);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
@@ -396,5 +482,6 @@ int main(int argc, char **argv)
 	check_v2_2();
 	check_v3_0();
 	check_v4_0();
+	check_v4_1();
 	T_EXIT();
 }

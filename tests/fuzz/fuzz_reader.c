@@ -115,6 +115,15 @@ static uint64_t walk_record(const struct cap_record *rec)
 		for (i = 0; i < rec->perfmap.count; i++)
 			h += rec->perfmap.syms[i].addr + strlen(rec->perfmap.syms[i].name);
 		break;
+	case CAP_CHUNK_CODES:
+		for (i = 0; i < rec->codes.count; i++) {
+			const struct cap_code *c = &rec->codes.codes[i];
+
+			h += c->id + c->addr + strlen(c->name) + strlen(c->file);
+			for (j = 0; j < c->nlines; j++)
+				h += c->lines[j].start + c->lines[j].line;
+		}
+		break;
 	case CAP_CHUNK_END:
 		h += rec->end.events;
 		break;
@@ -161,9 +170,10 @@ static void reader_one(const uint8_t *data, size_t size)
 	} else if (size >= 1) {
 		/*
 		 * Byte 0 modulo the number of types, plus 1: 0..8 kept the meaning they had
-		 * before KSYMS_ADD (2.0, byte 0 = 9) came (corpus files).
+		 * before KSYMS_ADD (2.0, byte 0 = 9) came, 0..9 before CODES (4.1, 10) came
+		 * (corpus files).
 		 */
-		ch = (struct cap_chunk){ .type = 1 + data[0] % CAP_CHUNK_KSYMS_ADD,
+		ch = (struct cap_chunk){ .type = 1 + data[0] % CAP_CHUNK_CODES,
 					 .len = (uint32_t)(size - 1),
 					 .data = data + 1 };
 		sink += decode_and_walk(&ch);

@@ -155,6 +155,22 @@ static void dump_perfmap(const struct cap_perfmap *pm, int summary)
 		dump_symbols(pm->syms, pm->count);
 }
 
+/* 4.1: interpreter code objects (format.md 4.11), each with its line runs (start:line) */
+static void dump_codes(const struct cap_codes *cs, int summary)
+{
+	printf("codes count=%u\n", cs->count);
+	for (uint32_t i = 0; i < cs->count && !summary; i++) {
+		const struct cap_code *c = &cs->codes[i];
+
+		printf("  code %u lang=%u reason=%u addr=%" PRIx64 " first=%u %s %s", c->id, c->lang,
+		       c->reason, c->addr, c->firstline, c->name ? c->name : "",
+		       c->file ? c->file : "");
+		for (uint32_t j = 0; j < c->nlines; j++)
+			printf(" %u:%u", c->lines[j].start, c->lines[j].line);
+		printf("\n");
+	}
+}
+
 static void account(const struct cap_record *rec, struct totals *t)
 {
 	switch (rec->type) {
@@ -219,6 +235,9 @@ static int dump(const struct cap_record *rec, int summary, int ksyms, struct num
 		break;
 	case CAP_CHUNK_PERFMAP:
 		dump_perfmap(&rec->perfmap, summary);
+		break;
+	case CAP_CHUNK_CODES:
+		dump_codes(&rec->codes, summary);
 		break;
 	case CAP_CHUNK_LOSSES:
 		for (int i = 0; i < CAP_LOSS__COUNT; i++)
