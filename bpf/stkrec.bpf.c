@@ -162,9 +162,11 @@ static __always_inline void stat_add(__u32 stat)
 		*v += 1;
 }
 
-static __always_inline bool send_notify_at(__u32 tgid, __u32 kind, __u64 addr, __u64 ts_ns)
+/* A struct stk_notify into ring (notify, or python.bpf.h's py_notify); false: it was full. */
+static __always_inline bool send_notify_to(void *ring, __u32 tgid, __u32 kind, __u64 addr,
+					   __u64 ts_ns, __u32 check)
 {
-	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+	struct stk_notify *n = bpf_ringbuf_reserve(ring, sizeof(*n), 0);
 
 	if (!n) {
 		stat_add(STK_STAT_NOTIFY_DROPPED);
@@ -174,8 +176,15 @@ static __always_inline bool send_notify_at(__u32 tgid, __u32 kind, __u64 addr, _
 	n->kind = kind;
 	n->addr = addr;
 	n->ts_ns = ts_ns;
+	n->check = check;
+	n->pad = 0;
 	bpf_ringbuf_submit(n, 0);
 	return true;
+}
+
+static __always_inline bool send_notify_at(__u32 tgid, __u32 kind, __u64 addr, __u64 ts_ns)
+{
+	return send_notify_to(&notify, tgid, kind, addr, ts_ns, 0);
 }
 
 static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
@@ -196,6 +205,7 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 	return hash_frame(h, ((__u64)stop << 32) | n) | 1;
 }
 
+#include "python.bpf.h"
 #include "unwind.bpf.h"
 
 /*
@@ -211,6 +221,9 @@ struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
 	__u32 row_hints[UROW_HINTS];	/* the walker's, kept from walk to walk */
+	struct stk_pychain py;	/* the thread's Python frames (python.bpf.h), for the walk */
+	struct pywalk pyw;	/* their walk's state */
+	__u64 py_seen[PY_SEEN_HINTS];	/* code objects told to stkrec lately (py_note_code()) */
 	__u32 level;		/* the slot's nesting depth: its defer_slots entry */
 	__u32 stored_seq;	/* the generation (gen_seq) the hashes below were stored in */
 	__u64 stored[2];	/* the last kernel and user stack stored from this slot in it */
@@ -363,6 +376,7 @@ static __always_inline __u64 copy_stack(void *ctx, struct stk_stack *s, __u64 fl
 	}
 	s->nr = bytes / sizeof(__u64);
 	s->stop = STK_STOP_NONE;
+	s->pystop = STK_PYSTOP_NONE;
 	return hash_frames(s, s->nr);
 }
 
@@ -446,7 +460,8 @@ __noinline __u64 walk_user(struct scratch *sc, const struct uregs *r, __u32 tgid
 {
 	if (!sc || !r)
 		return 0;
-	return walk_user_stack(tgid, r, entry, &sc->walk, sc->row_hints, &sc->u);
+	return walk_user_stack(tgid, r, entry, &sc->walk, sc->row_hints, &sc->u, &sc->py, &sc->pyw,
+			       sc->py_seen);
 }
 
 /* The user stack into sc->u: its hash, or 0 with *err set. */
@@ -584,7 +599,19 @@ static long copy_piece(__u32 i, void *ctx)
 static __always_inline void defer_failed(struct scratch *sc, struct stk_key *key)
 {
 	sc->u.stop = STK_STOP_DEFER_FULL;
-	key->ustack = stack_hash_end(sc->walk.hash, sc->u.nr, STK_STOP_DEFER_FULL);
+	key->ustack = stack_hash_end(sc->walk.hash, sc->u.nr,
+				     STK_STOP_DEFER_FULL | sc->u.pystop << 16);
+}
+
+/* A deferred event's Python chain, as long as its frames (the ring record before the event). */
+static __always_inline bool send_chain(const struct stk_pychain *py)
+{
+	__u32 n = py->n;
+
+	if (n > STK_PY_FRAMES)
+		n = STK_PY_FRAMES;
+	return !bpf_ringbuf_output(&deferred, (void *)py, offsetof(struct stk_pychain, f) +
+				   n * sizeof(struct stk_pyframe), 0);
 }
 
 /*
@@ -602,6 +629,13 @@ __noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struc
 
 	if (!sc || !key || !r)
 		return false;	/* never: for the verifier */
+	/* the thread's Python frames go first: stkrec's walk splices them (record/unwind/) */
+	if (sc->py.stop != STK_PYSTOP_NONE && !send_chain(&sc->py)) {
+		defer_failed(sc, key);
+		return false;
+	}
+	if (sc->py.stop != STK_PYSTOP_NONE)
+		py_note_chain(key->tgid, &sc->py, sc->py_seen);
 	slot = cpu * STK_NEST_MAX + sc->level;
 	d = bpf_map_lookup_elem(&defer_slots, &slot);
 	if (!d)

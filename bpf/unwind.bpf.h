@@ -121,7 +121,14 @@ struct uwalk {
 	__u64 hash;
 	__u64 hash_before;	/* before the last frame: signal_step() rewrites that frame */
 	struct stk_umap m;	/* the mapping the last pc was in (a copy) */
-	__u32 n;		/* frames in out */
+	__u32 n;		/* words in out (a Python frame takes two) */
+	__u32 nat;		/* native frames in out */
+	__u32 py_act;		/* the next activation of the Python chain to match (py_match()) */
+	__u32 py_i, py_end;	/* the frames of the chain being spliced (py_emit()) */
+	__u64 py_sp;		/* the interpreter activation stored last: its sp */
+	bool py_pending;	/* its Python frames are yet to be matched */
+	bool py_emit;		/* splicing an activation's Python frames */
+	bool py_met;		/* an interpreter activation was met */
 	__u32 stop;		/* enum stk_stop, set when the walk ends */
 	__u32 tgid;
 	bool found;		/* set by scan_step() */
@@ -149,6 +156,8 @@ struct uwalk_ctx {
 	struct stk_stack *out;
 	struct stk_uproc *proc;
 	__u32 *hints;		/* [UROW_HINTS], in the per-CPU scratch slot */
+	const struct stk_pychain *chain;	/* the thread's Python frames, NULL: none */
+	__u64 *py_seen;		/* [PY_SEEN_HINTS]: code objects notified (py_note_code()) */
 };
 
 /* One mapping of the scan in find_umap(): is w->pc in mapping i? Called by bpf_loop(). */
@@ -319,7 +328,7 @@ static __always_inline void ask_maps(struct uwalk_ctx *c)
 /* The walk is at the event's own pc: the leaf, as the registers gave it. */
 static __always_inline bool at_leaf(const struct uwalk *w)
 {
-	return w->n == 1 && w->exact;
+	return w->nat == 1 && w->exact;
 }
 
 static __always_inline long step_to(struct uwalk *w, __u64 pc, __u64 sp, __u64 bp)
@@ -516,37 +525,116 @@ static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow 
 	return cfa_step(w, row, cfa);
 }
 
+/*
+ * The interpreter activation stored last has its stack frame in [py_sp, sp): sp is its CFA
+ * now, its caller's sp. The chain's activation whose mark (its _PyCFrame or shim frame) lies
+ * there is its, and its Python frames follow it (py_emit()). A mark below is of an activation
+ * the native walk did not meet: skipped, one per step. A mark above is a caller's: this
+ * activation runs no Python frame (in its prologue before it links its frame, in its epilogue
+ * after it unlinked it), where pairing activations by their rank named the caller's frames.
+ * Returns true when it took the step.
+ */
+static __always_inline bool py_match(struct uwalk_ctx *c)
+{
+	struct uwalk *w = c->w;
+	const struct stk_pyact *a;
+	__u32 j = w->py_act;
+
+	if (!c->chain || j >= c->chain->nact || j >= STK_PY_ACTS) {
+		w->py_pending = false;
+		return false;
+	}
+	a = &c->chain->act[py_index(j, STK_PY_ACTS)];
+	if (a->at < w->py_sp) {
+		w->py_act = j + 1;
+		return true;
+	}
+	w->py_pending = false;
+	if (a->at >= w->sp)
+		return false;
+	w->py_act = j + 1;
+	w->py_i = j ? c->chain->act[py_index(j - 1, STK_PY_ACTS)].end : 0;
+	w->py_end = a->end;
+	w->py_emit = w->py_i < w->py_end;
+	return false;
+}
+
+/*
+ * One Python frame of the activation being spliced (walk_step()): two words, STK_PYWORD(check,
+ * lasti) and the code object's address.
+ */
+static __always_inline long py_emit(struct uwalk_ctx *c)
+{
+	struct uwalk *w = c->w;
+	const struct stk_pyframe *f;
+	__u32 i = w->py_i, n = w->n;
+	__u64 word;
+
+	/* no chain: never, as py_emit is set only with one, but the verifier checks that path */
+	if (!c->chain || i >= w->py_end || i >= STK_PY_FRAMES) {
+		w->py_emit = false;
+		return 0;
+	}
+	if (n + 2 > cfg_depth || n + 2 > STK_MAX_DEPTH)
+		return walk_end(w, STK_STOP_TRUNCATED);
+	f = &c->chain->f[py_index(i, STK_PY_FRAMES)];
+	word = STK_PYWORD(f->check, f->lasti);
+	c->out->ips[frame_index(n)] = word;
+	c->out->ips[frame_index(n + 1)] = f->code;
+	w->hash = hash_frame(hash_frame(w->hash, word), f->code);
+	w->n = n + 2;
+	w->py_i = i + 1;
+	w->py_emit = i + 1 < w->py_end;
+	py_note_code(c->w->tgid, c->py_seen, f);
+	return 0;
+}
+
 /* One frame: emit the pc, then find the caller's. Called by bpf_loop(). */
 static long walk_step(__u32 i, void *ctx)
 {
 	struct uwalk_ctx *c = ctx;
 	struct uwalk *w = c->w;
 	const struct stk_urow *row;
-	__u32 n = w->n;
+	__u32 n = w->n, nat = w->nat;
 	bool known;
 	__u64 ip;
 
 	if (n >= cfg_depth || n >= STK_MAX_DEPTH)
 		return walk_end(w, STK_STOP_TRUNCATED);
+	if (w->py_pending && py_match(c))
+		return 0;
+	if (w->py_emit)
+		return py_emit(c);
 	known = find_umap(c);
 	/* The leaf is real wherever it is; a caller outside every known mapping is unchecked. */
-	if (!known && n) {
-		if (STK_MISS_ASKS(n, w->guessed, w->pc))
+	if (!known && nat) {
+		if (STK_MISS_ASKS(nat, w->guessed, w->pc))
 			ask_maps(c);
-		return walk_end(w, STK_MISS_STOP(n, w->guessed, w->bp, w->pc));
+		return walk_end(w, STK_MISS_STOP(nat, w->guessed, w->bp, w->pc));
 	}
 	/* an interrupted pc above the leaf (after a signal frame): stored + 1, see signal_step() */
-	ip = w->exact && n ? w->pc + 1 : w->pc;
+	ip = w->exact && nat ? w->pc + 1 : w->pc;
 	c->out->ips[frame_index(n)] = ip;
 	w->n = n + 1;
+	w->nat = nat + 1;
 	w->hash_before = w->hash;
 	w->hash = hash_frame(w->hash, ip);
+	/*
+	 * An activation of the interpreter: the Python frames it runs follow it, innermost first,
+	 * once its step found its CFA (py_match()), so that read root first they run in it and
+	 * call what is inside.
+	 */
+	if (c->chain && py_in_eval(&c->proc->py, w->pc, w->exact)) {
+		w->py_pending = true;
+		w->py_sp = w->sp;
+		w->py_met = true;
+	}
 	if (!known) {
 		ask_maps(c);
 		return walk_end(w, STK_STOP_NO_MAPPING);
 	}
 	/* At a function's first instruction only the return address is pushed: CFA = rsp + 8. */
-	if (!n && w->entry) {
+	if (!nat && w->entry) {
 		struct stk_urow entry = {
 			.kind = STK_UROW_KIND(STK_CFA_RSP, STK_RBP_SAME, STK_RBX_SAME)
 		};
@@ -576,9 +664,11 @@ static long walk_step(__u32 i, void *ctx)
  * CPU's row hints (UROW_HINTS of them). Returns the stack's hash; out->nr and out->stop are set.
  */
 static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, bool entry,
-					     struct uwalk *w, __u32 *hints, struct stk_stack *out)
+					     struct uwalk *w, __u32 *hints, struct stk_stack *out,
+					     struct stk_pychain *chain, struct pywalk *pw,
+					     __u64 *py_seen)
 {
-	struct uwalk_ctx c = { .w = w, .out = out, .hints = hints };
+	struct uwalk_ctx c = { .w = w, .out = out, .hints = hints, .py_seen = py_seen };
 	__u64 pc = r->pc;
 
 	__builtin_memset(w, 0, offsetof(struct uwalk, win));
@@ -593,8 +683,16 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 	w->exact = true;
 	w->syscall = r->in_syscall;
 	w->entry = entry;
+	chain->n = 0;
+	chain->nact = 0;
+	chain->stop = STK_PYSTOP_NONE;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (c.proc) {
+		/* the Python frames first: the walk splices them where the interpreter runs */
+		if (cfg_python && c.proc->py.runtime) {
+			py_chain(chain, &c.proc->py, pw);
+			c.chain = chain;
+		}
 		/* only a walk reads the copy: a process not read yet has its stack deferred */
 		if (!bpf_probe_read_user(w->win, sizeof(w->win), (void *)r->sp))
 			w->win_len = sizeof(w->win);
@@ -603,13 +701,16 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 		/* Not read yet (its first event notifies user space): the leaf alone. */
 		out->ips[0] = pc;
 		w->n = 1;
+		w->nat = 1;
 		w->hash = hash_frame(w->hash, pc);
 		w->stop = STK_STOP_PROC_UNKNOWN;
 		w->waits = true;
 	}
 	out->nr = w->n;
 	out->stop = w->stop;
-	return stack_hash_end(w->hash, w->n, w->stop);
+	/* the chain's end matters where an activation was met: else it holds no frame of it */
+	out->pystop = w->py_met ? chain->stop : STK_PYSTOP_NONE;
+	return stack_hash_end(w->hash, w->n, w->stop | out->pystop << 16);
 }
 
 #endif /* STK_UNWIND_BPF_H */

@@ -32,6 +32,8 @@ enum {
 	OPT_FLIGHT,
 	OPT_FLIGHT_MEMORY,
 	OPT_DUMP_ON_EXIT,
+	OPT_PYTHON_FRAMES,
+	OPT_PYTHON_NAMES,
 	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
@@ -71,6 +73,8 @@ static const struct option long_opts[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "python-frames", required_argument, NULL, OPT_PYTHON_FRAMES },
+	{ "python-names", required_argument, NULL, OPT_PYTHON_NAMES },
 	{ "all-kallsyms", no_argument, NULL, OPT_ALL_KALLSYMS },
 	{ "rotate", required_argument, NULL, OPT_ROTATE },
 	{ "max-files", required_argument, NULL, OPT_MAX_FILES },
@@ -129,6 +133,10 @@ static const char usage_text[] =
 	"                             an object has it and frame pointers elsewhere (default)\n"
 	"      --unwind-memory MB     most memory for the CFI tables of all objects, taken as\n"
 	"                             they fill (default 64)\n"
+	"      --python-frames native|python|mixed\n"
+	"                             CPython's frames spliced into user stacks (python, the\n"
+	"                             default, and mixed record them; native: the interpreter's)\n"
+	"      --python-names N       most Python code objects named (default 16384)\n"
 	"      --no-symtabs           do not embed symbol tables of the objects with hits\n"
 	"      --embed-objects        embed whole object files (a postmortem archive)\n"
 	"      --all-kallsyms         copy all of /proc/kallsyms, not only the symbols hit\n"
@@ -387,6 +395,19 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 			return usage_err("invalid --unwind '%s' (fp, cfi or auto)", arg);
 		o->unwind = v;
 		return 0;
+	case OPT_PYTHON_FRAMES:
+		for (v = REC_PYFRAMES_NATIVE; v <= REC_PYFRAMES_MIXED; v++)
+			if (!strcmp(arg, rec_python_frames_name(v)))
+				break;
+		if (v > REC_PYFRAMES_MIXED)
+			return usage_err("invalid --python-frames '%s' (native, python or mixed)", arg);
+		o->python_frames = v;
+		return 0;
+	case OPT_PYTHON_NAMES:
+		if (rec_parse_u64(arg, 1, 1u << 24, &v))
+			return usage_err("invalid --python-names '%s' (1 to 16777216)", arg);
+		o->python_names = v;
+		return 0;
 	case OPT_UNWIND_MEMORY:
 		if (rec_parse_u64(arg, 1, 4096, &v))
 			return usage_err("invalid --unwind-memory '%s' (1 to 4096 MB)", arg);
@@ -570,6 +591,8 @@ static void set_defaults(struct rec_opts *o, int argc, char **argv)
 	o->hash_storage_size = 0;
 	o->unwind = STK_UNWIND_AUTO;
 	o->unwind_mb = 64;
+	o->python_frames = REC_PYFRAMES_PYTHON;
+	o->python_names = 16384;
 	o->ringbuf_mb = 16;
 	o->min_block_us = 1;
 	o->state = -1;
@@ -657,6 +680,8 @@ static const struct stk_applies applies[] = {
 	{ OPT_FLIGHT, MODE_RECORD },
 	{ OPT_FLIGHT_MEMORY, MODE_RECORD },
 	{ OPT_DUMP_ON_EXIT, MODE_RECORD },
+	{ OPT_PYTHON_FRAMES, MODE_RECORD },
+	{ OPT_PYTHON_NAMES, MODE_RECORD },
 };
 
 static unsigned int run_mode(const struct rec_opts *o)
@@ -729,6 +754,15 @@ static int check_exclusions(const struct rec_opts *o, const bool *given)
 		return usage_err("-r applies to SPEC patterns: give a SPEC%s", "");
 	if (o->min_block_us > o->max_block_us)
 		return usage_err("--min-block is above --max-block%s", "");
+	/* Python frames ride the CFI walk (docs/bpf.md 10): the kernel's fp walk has none */
+	if (given[OPT_PYTHON_FRAMES] && o->python_frames != REC_PYFRAMES_NATIVE &&
+	    o->unwind == STK_UNWIND_FP)
+		return usage_err("--python-frames %s needs --unwind cfi or auto",
+				 rec_python_frames_name(o->python_frames));
+	if (given[OPT_PYTHON_NAMES] &&
+	    (o->python_frames == REC_PYFRAMES_NATIVE || o->unwind == STK_UNWIND_FP))
+		return usage_err("--python-names names Python frames: none are recorded with %s",
+				 o->unwind == STK_UNWIND_FP ? "--unwind fp" : "--python-frames native");
 	return 0;
 }
 

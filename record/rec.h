@@ -14,6 +14,7 @@
 #include "ksyms/ksyms.h"
 #include "probe/probe.h"
 #include "proc/proc.h"
+#include "python/python.h"
 #include "unwind/unwind.h"
 #include "write/write.h"
 

@@ -54,6 +54,7 @@ struct run {
 	struct rec_mmaps *mmaps;	/* the kernel's mmap records; NULL: /proc reads only */
 	struct rec_perfmaps *perfmaps;
 	struct rec_unwind *unwind;	/* CFI tables for BPF; NULL with --unwind fp */
+	struct rec_python *python;	/* Python code objects; NULL: no Python frames */
 	struct rec_kallsyms *ksyms;	/* what KSYMS_ADD records write (ksyms/kallsyms.c) */
 	struct rec_output *out;	/* the files (write/output.c) */
 	struct cap_writer *w;	/* the capture being written */
@@ -187,6 +188,18 @@ static void print_unwind_stats(const struct rec_unwind_stats *us, const struct r
 	fputc('\n', stderr);
 }
 
+/* Python's code objects (docs/bpf.md 10), when any was met. */
+static void print_python_stats(struct rec_python *py)
+{
+	struct rec_python_stats st;
+
+	rec_python__stats(py, &st);
+	if (st.read)
+		fprintf(stderr, "stkrec: python: %llu code objects read, %llu unnamed, %llu "
+			"written\n", (unsigned long long)st.read, (unsigned long long)st.unnamed,
+			(unsigned long long)st.written);
+}
+
 /*
  * Entries are dropped one interval after their process's exit: those held at the end are the
  * processes still alive, or gone in the last interval. Many more hint at exits never seen.
@@ -276,6 +289,9 @@ static int put_symbols(struct run *r, const struct cap_interval *iv, const uint6
 		err = rec_objects__put(rec_procs__objects(r->procs), objs, n, r->o, r->w);
 	if (!err)
 		err = rec_kallsyms__put(r->ksyms, iv, r->w);
+	/* the code objects the rows' Python frames name (format.md 4.11) */
+	if (!err)
+		err = rec_python__put(r->python, r->w);
 	return err;
 }
 
@@ -408,6 +424,7 @@ static int write_interval(struct run *r)
 	rec_reader__unlock(r->reader);
 	free(when);
 	free(part);
+	rec_python__losses(r->python, st->losses);	/* counted as its rows' ids were given */
 	lo.losses.interval_seq = r->seq;
 	lo.losses.ncpus = st->ncpus;
 	lo.losses.cpu_dropped = st->cpu_dropped;
@@ -594,6 +611,7 @@ static int rotate(struct run *r, uint64_t now)
 	rec_reader__unlock(r->reader);
 	rec_perfmaps__new_file(r->perfmaps);
 	rec_kallsyms__new_file(r->ksyms);
+	rec_python__new_file(r->python);
 	return err;
 }
 
@@ -734,6 +752,12 @@ static int setup(struct run *r)
 	r->unwind = rec_unwind__new(o);
 	if (o->unwind != STK_UNWIND_FP && !r->unwind)
 		return rec_err(-ENOMEM, "out of memory");
+	if (r->unwind && o->python_frames != REC_PYFRAMES_NATIVE) {
+		r->python = rec_python__new(o->python_names);
+		if (!r->python)
+			return rec_err(-ENOMEM, "out of memory");
+		rec_unwind__set_python(r->unwind, r->python);
+	}
 	r->procs = rec_procs__new(r->unwind);
 	if (!r->procs)
 		return rec_err(-ENOMEM, "out of memory");
@@ -769,6 +793,9 @@ static int setup(struct run *r)
 		return err;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);
 	r->reader = rec_reader__start(r->probe, r->mmaps, r->procs);	/* NULL: loop() polls */
+	err = rec_python__watch(r->python, rec_probe__pycode_fd(r->probe));
+	if (err)
+		return rec_err(err, "cannot read Python's notifications: %s", strerror(-err));
 	r->perfmaps = rec_perfmaps__new();
 	r->ksyms = rec_kallsyms__new("/proc/kallsyms", rec_kallsyms_signature);
 	if (!r->perfmaps || !r->ksyms)
@@ -782,6 +809,10 @@ static int setup(struct run *r)
 		r->counts = rec_counts__new(rec_probe__maps(r->probe));
 	if (!r->snoop && !r->counts)
 		return rec_err(-errno, "out of memory");
+	if (r->snoop)
+		rec_snoop__set_python(r->snoop, r->python);
+	else
+		rec_counts__set_python(r->counts, r->python);
 	errno = 0;
 	r->defer = rec_defer__new(rec_probe__maps(r->probe), r->procs, r->unwind, r->counts,
 				  r->snoop, r->reader);
@@ -875,6 +906,7 @@ int rec_run(const struct rec_opts *o)
 				"'sudo chown %s %s' gives it to them\n", o->output,
 				rec_output__sudo_user(r.out), rec_output__sudo_user(r.out), o->output);
 		print_unwind_stats(rec_unwind__stats(r.unwind), o);
+		print_python_stats(r.python);
 		rec_reader__lock(r.reader);	/* its thread still applies the kernel's records */
 		print_procs_stats(r.procs);
 		rec_reader__unlock(r.reader);
@@ -894,12 +926,14 @@ out:
 	rec_defer__free(r.defer);
 	rec_counts__free(r.counts);
 	rec_reader__stop(r.reader);	/* before the ring buffers and procs go */
+	rec_python__unwatch(r.python);
 	rec_mmaps__free(r.mmaps);
 	rec_perfmaps__free(r.perfmaps);
 	rec_kallsyms__free(r.ksyms);
 	rec_probe__close(r.probe);
 	rec_procs__free(r.procs);
 	rec_unwind__free(r.unwind);	/* after the objects that point at its tables */
+	rec_python__free(r.python);
 	rec_specs__free(r.specs, r.nspecs);
 	return err;
 }

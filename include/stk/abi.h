@@ -117,9 +117,9 @@ enum stk_stop {
 
 /* A stored stack: the value of the stacks maps (value_size = 8 + depth * 8). */
 struct stk_stack {
-	__u16 nr;		/* frames */
+	__u16 nr;		/* frames (a Python frame is two, STK_PYWORD) */
 	__u16 stop;		/* enum stk_stop (user stacks) */
-	__u32 pad;
+	__u32 pystop;		/* enum stk_pystop of the Python frames spliced in (user stacks) */
 	__u64 ips[STK_MAX_DEPTH];	/* ips[0] is the leaf */
 };
 
@@ -159,6 +159,7 @@ enum stk_notify_kind {
 	STK_NOTIFY_EXEC = 1,	/* an exec replaced its mappings */
 	STK_NOTIFY_MAPS = 2,	/* the unwinder met an address in none of its known mappings */
 	STK_NOTIFY_FILL = 3,	/* a generation's map is over half full (tgid 0) */
+	STK_NOTIFY_PYCODE = 4,	/* a Python code object BPF met first (addr, check) */
 };
 
 struct stk_notify {
@@ -167,6 +168,8 @@ struct stk_notify {
 	__u64 addr;		/* STK_NOTIFY_MAPS: the address in none of the known mappings, */
 	__u64 ts_ns;		/* met then (bpf_ktime_get_ns()); STK_NOTIFY_EXEC: the new
 				 * image's stamp, as in struct stk_key image_ns */
+	__u32 check;		/* STK_NOTIFY_PYCODE: the code object's stk_py_check() */
+	__u32 pad;
 };
 
 /*
@@ -281,6 +284,139 @@ struct stk_umap {
 
 #define STK_UMAP_F_LIMIT 0x1u	/* the table did not fit in --unwind-memory */
 
+/* ---- interpreter frames: CPython (docs/bpf.md 10) ------------------------------------------- */
+
+/* Python frames one event's chain holds (struct stk_pychain). */
+#define STK_PY_FRAMES 64
+
+/*
+ * A Python frame in a stack BPF stores: two words, STK_PYWORD(check, lasti) then the code
+ * object's address. The tag byte is no user address (they end below 2^56) and no kernel one.
+ */
+#define STK_PYWORD_TAG 0xfe00000000000000ull
+#define STK_PYWORD_IS(w) (((w) >> 56) == 0xfe)
+#define STK_PYWORD(check, lasti)							\
+	(STK_PYWORD_TAG | ((__u64)((check) & STK_PY_CHECK_MASK) << 32) | (__u32)(lasti))
+#define STK_PYWORD_CHECK(w) ((__u32)((w) >> 32) & STK_PY_CHECK_MASK)
+#define STK_PYWORD_LASTI(w) ((__u32)(w))
+#define STK_PY_LASTI_NONE 0xffffffffu	/* the frame has run no instruction yet */
+
+/*
+ * A digest of a code object's fields, stored with its address in every frame: a code object
+ * freed and another made at its address (OpenTelemetry's profiler checks the same fields) gets
+ * another digest, and stkrec, which reads the names later, names a frame only when the object
+ * it reads still has the digest the frame has.
+ */
+#define STK_PY_CHECK_MASK 0xffffffu
+static inline __u32 stk_py_check(__u32 firstlineno, __u32 argcount, __u32 kwonly, __u32 flags)
+{
+	__u32 h = firstlineno * 2654435761u ^ argcount * 40503u ^ kwonly * 2246822519u ^
+		  flags * 3266489917u;
+
+	return (h ^ (h >> 15)) & STK_PY_CHECK_MASK;
+}
+
+/* Why a thread's Python frame chain ends (struct stk_pychain stop, struct stk_stack pystop). */
+enum stk_pystop {
+	STK_PYSTOP_NONE = 0,		/* no chain: not a Python process, or --python-frames native */
+	STK_PYSTOP_COMPLETE,		/* every frame, to the first */
+	STK_PYSTOP_TRUNCATED,		/* more than STK_PY_FRAMES frames */
+	STK_PYSTOP_READ_FAULT,		/* interpreter memory not readable */
+	STK_PYSTOP_BAD_FRAME,		/* a frame whose code is no code object */
+	STK_PYSTOP_NO_THREAD,		/* an interpreter activation, but no thread state found */
+	STK_PYSTOP__COUNT
+};
+
+/* One frame of a chain */
+struct stk_pyframe {
+	__u64 code;		/* the code object's address */
+	__u32 lasti;		/* instruction index (code units), STK_PY_LASTI_NONE */
+	__u32 check;		/* stk_py_check() */
+};
+
+/* Activations of _PyEval_EvalFrameDefault one event's chain holds (struct stk_pychain). */
+#define STK_PY_ACTS 32
+
+/*
+ * One activation of the interpreter's evaluation function and the frames it runs: the walker
+ * splices them after the native frame of the activation whose stack frame holds `at`
+ * (docs/bpf.md 10).
+ */
+struct stk_pyact {
+	__u64 at;		/* the activation's mark on the C stack: its _PyCFrame (3.11) or
+				 * its shim frame (3.12+) */
+	__u32 end;		/* its frames are f[the previous activation's end .. end) */
+	__u32 pad;
+};
+
+/*
+ * A thread's Python frames, innermost first, in activations, as BPF read them at an event. A
+ * deferred event's chain precedes it in the deferred ring (magic tells it from struct
+ * stk_deferred, whose first word is a tgid, and from struct stk_deferred_time): the walker in
+ * stkrec splices it as BPF's does. Sent as long as its n frames.
+ */
+#define STK_PYCHAIN_MAGIC 0xfffffffeu
+
+struct stk_pychain {
+	__u32 magic;		/* STK_PYCHAIN_MAGIC */
+	__u32 tid;
+	__u32 n;		/* frames in f */
+	__u32 stop;		/* enum stk_pystop */
+	__u32 nact;		/* activations in act, innermost first */
+	__u32 pad;
+	struct stk_pyact act[STK_PY_ACTS];
+	struct stk_pyframe f[STK_PY_FRAMES];
+};
+
+/* How the activations of _PyEval_EvalFrameDefault are told apart, and where each is marked. */
+enum stk_pyentry {
+	STK_PYENTRY_FLAG = 1,	/* 3.11: the byte at fr_entry is not 0 (is_entry) in the first
+				 * frame of an activation; its mark is its _PyCFrame, on the C
+				 * stack: the thread state's cframe, then each one's previous */
+	STK_PYENTRY_SHIM = 2,	/* 3.12+: a frame whose byte at fr_entry (owner) is entry_value
+				 * (FRAME_OWNED_BY_CSTACK) ends the activation; it runs no code */
+};
+
+/* Bytes BPF reads of a frame and of a code object: every offset below + 8 fits. */
+#define STK_PY_READ 80
+
+/*
+ * Where an interpreter keeps what the walk reads: byte offsets, one set per CPython version
+ * (record/python/python.c holds the table). 0xffff: the field does not exist in this version.
+ */
+struct stk_pylayout {
+	__u16 rt_tstate;	/* _PyRuntime: the thread state holding the GIL (3.11) */
+	__u16 rt_interp;	/* _PyRuntime: the first interpreter (interpreters.head) */
+	__u16 interp_threads;	/* PyInterpreterState: its first thread state (threads.head) */
+	__u16 ts_next;		/* PyThreadState: the next thread state */
+	__u16 ts_tid;		/* PyThreadState: native_thread_id */
+	__u16 ts_cframe;	/* PyThreadState: cframe (3.11, 3.12); 0xffff: the current frame
+				 * is in the thread state itself (3.13+) */
+	__u16 cur_frame;	/* _PyCFrame (or PyThreadState): current_frame */
+	__u16 cf_previous;	/* _PyCFrame: previous (STK_PYENTRY_FLAG only) */
+	__u16 fr_code;		/* _PyInterpreterFrame: f_code (f_executable) */
+	__u16 fr_previous;
+	__u16 fr_instr;		/* prev_instr (instr_ptr): index = (ptr - first instruction) / 2 */
+	__u16 fr_entry;		/* is_entry (3.11) or owner (3.12+): enum stk_pyentry */
+	__u16 co_firstlineno;	/* PyCodeObject */
+	__u16 co_argcount;
+	__u16 co_kwonly;
+	__u16 co_flags;
+	__u16 co_code;		/* the first instruction (co_code_adaptive) */
+	__u8 entry_kind;	/* enum stk_pyentry */
+	__u8 entry_value;
+	__u16 version;		/* major << 8 | minor of the table entry (stkrec's own reads) */
+	__u16 pad;
+};
+
+/* A Python process for the walker (struct stk_uproc py): 0 runtime, not one. */
+struct stk_pyproc {
+	__u64 runtime;		/* address of _PyRuntime */
+	__u64 code_type;	/* address of PyCode_Type: every frame's code object has it */
+	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault */
+	struct stk_pylayout l;
+};
+
 struct stk_uproc {
 	__u32 n;
 	__u32 asked;		/* set by BPF when it sent STK_NOTIFY_MAPS; reset by an update */
@@ -291,6 +427,7 @@ struct stk_uproc {
 	 */
 	__u32 settled;
 	__u32 pad;
+	struct stk_pyproc py;	/* the CPython of the process, if any (record/python/) */
 	struct stk_umap maps[STK_MAX_UMAPS];
 };
 

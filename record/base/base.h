@@ -49,6 +49,8 @@ struct rec_opts {
 	int64_t state;		/* --state MASK (bcc offcputime), -1: any */
 	uint32_t unwind;	/* --unwind: enum stk_unwind */
 	uint32_t unwind_mb;	/* --unwind-memory: the CFI tables' rows, all objects */
+	uint32_t python_frames;	/* --python-frames: enum rec_pyframes (python/python.h) */
+	uint32_t python_names;	/* --python-names: code objects named at most */
 	bool no_symtabs;	/* --no-symtabs */
 	bool embed_objects;	/* --embed-objects */
 	bool all_kallsyms;	/* --all-kallsyms: a whole KSYMS snapshot at the start */

@@ -210,6 +210,8 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_stacks_half = rec_half_full(p->maps.stack_entries);
 	ro->cfg_keys_half = rec_half_full(p->maps.count_entries);
 	ro->cfg_unwind = o->unwind;
+	/* Python frames ride the CFI walk (bpf/unwind.bpf.h): none with --unwind fp */
+	ro->cfg_python = o->unwind != STK_UNWIND_FP && o->python_frames != REC_PYFRAMES_NATIVE;
 	/* --offcpu too: the stack at switch-out, then the time at switch-in (stk_deferred_time) */
 	ro->cfg_defer = o->unwind != STK_UNWIND_FP;
 	/* BPF task work (6.18): a walk that could not read the stack is repeated later */
@@ -717,6 +719,11 @@ int rec_probe__poll(struct rec_probe *p, int timeout_ms)
 	int n = ring_buffer__poll(p->rb, timeout_ms);
 
 	return n == -EINTR ? 0 : n;
+}
+
+int rec_probe__pycode_fd(const struct rec_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.py_notify);
 }
 
 /* for the reader thread (proc/reader.c), which waits on it and then polls without blocking. */

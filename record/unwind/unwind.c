@@ -37,6 +37,7 @@ struct rec_utable {
 	bool limit;		/* did not fit in --unwind-memory */
 	uint32_t nsegs;
 	struct elfobj_segment *segs;
+	struct rec_pyobj py;	/* a CPython runtime in the object (python/python.c) */
 };
 
 /* What stkrec last wrote for a process: the user-space walk of deferred events reads it. */
@@ -91,6 +92,7 @@ struct rec_unwind {
 	void *tables;			/* tsearch tree of struct rec_utable, by build-id */
 	struct rec_unwind_stats stats;
 	bool warned;
+	struct rec_python *py;		/* told of each process's interpreter */
 };
 
 static int cmp_table(const void *a, const void *b)
@@ -248,6 +250,7 @@ void rec_unwind__forget(struct rec_unwind *u, uint32_t pid)
 	c = *found;
 	tdelete(c, &u->procs, cmp_proc);
 	free_proc(c);
+	rec_python__proc(u->py, pid, NULL, NULL);
 	/* BPF's on_exit() deleted it too, unless stkrec wrote it again after the exit */
 	if (u->maps)
 		bpf_map_delete_elem(u->maps->unwind_procs_fd, &pid);
@@ -319,6 +322,7 @@ static struct rec_utable *build(struct rec_unwind *u, Elf *e, const uint8_t *id,
 		over_limit(u, t, err);	/* more rows than all of --unwind-memory (or over 4 GiB) */
 	t->nrows = err ? 0 : t->cfi.nrows;
 	t->base = t->cfi.base;
+	rec_pyobj_find(e, &t->py);
 	u->stats.objects++;
 	u->stats.build_ns += rec_now_ns() - start;
 	return t;
@@ -492,25 +496,49 @@ static bool exec_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns)
 	return !bpf_map_lookup_elem(u->maps->exec_ns_fd, &pid, &image) && image.ns > ns;
 }
 
-/* The walker's value of rd's mappings, uploading their tables; NULL without memory. */
-static struct stk_uproc *uproc_of(struct rec_unwind *u, const struct rec_uread *rd)
+/*
+ * The interpreter of a process whose mapping m has table t, for the walker (v->py) when it is
+ * one the table of layouts knows; *py: the first interpreter object found, if any.
+ */
+static void find_python(const struct cap_mapping *m, const struct rec_utable *t,
+			struct stk_uproc *v, const struct rec_pyobj **py)
+{
+	__u64 bias;
+
+	if (!t || t->py.status == REC_PY_NONE || *py || !mapping_bias(t, m, &bias))
+		return;
+	*py = &t->py;
+	/* bias - base is the object's load bias: its ELF virtual address 0 is there */
+	rec_pyobj_proc(&t->py, bias - t->base, &v->py);
+}
+
+/*
+ * The walker's value of rd's mappings, uploading their tables; NULL without memory. *py: the
+ * process's interpreter object, NULL for none.
+ */
+static struct stk_uproc *uproc_of(struct rec_unwind *u, const struct rec_uread *rd,
+				  const struct rec_pyobj **py)
 {
 	struct stk_uproc *v = calloc(1, sizeof(*v));
 
+	*py = NULL;
 	/* beyond STK_MAX_UMAPS mappings a pc is in none: the walk stops there, counted */
-	for (uint32_t i = 0; v && i < rd->n && v->n < STK_MAX_UMAPS; i++)
+	for (uint32_t i = 0; v && i < rd->n && v->n < STK_MAX_UMAPS; i++) {
+		find_python(&rd->maps[i], rd->tables[i], v, py);
 		fill_umap(u, &rd->maps[i], rd->tables[i], &v->maps[v->n++]);
+	}
 	return v;
 }
 
 int rec_unwind__old_image(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
 {
+	const struct rec_pyobj *py;
 	struct stk_uproc *v, *copy;
 	struct proc_copy *c;
 
 	if (!u || !u->maps || find_proc(u, pid))
 		return 0;
-	v = uproc_of(u, rd);
+	v = uproc_of(u, rd, &py);
 	copy = v ? short_copy(v) : NULL;
 	c = copy ? get_copy(u, pid) : NULL;
 	free(v);
@@ -525,14 +553,16 @@ int rec_unwind__old_image(struct rec_unwind *u, uint32_t pid, const struct rec_u
 
 int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread *rd)
 {
+	const struct rec_pyobj *py;
 	struct stk_uproc *v;
 	int err;
 
 	if (!u || !u->maps)
 		return 0;
-	v = uproc_of(u, rd);
+	v = uproc_of(u, rd, &py);
 	if (!v)
 		return -ENOMEM;
+	rec_python__proc(u->py, pid, py, &v->py);
 	/* the address the walker asked about is in no mapping: not one we missed (abi.h) */
 	v->settled = rd->miss.addr && !find_umap(v, rd->miss.addr);
 	err = publish(u, pid, v);
@@ -549,6 +579,12 @@ int rec_unwind__proc(struct rec_unwind *u, uint32_t pid, const struct rec_uread 
 		err = keep_proc(u, pid, v, rd->read_ns, rd->image_ns);
 	free(v);
 	return err;
+}
+
+void rec_unwind__set_python(struct rec_unwind *u, struct rec_python *py)
+{
+	if (u)
+		u->py = py;
 }
 
 void rec_unwind__attach(struct rec_unwind *u, const struct rec_maps *maps)
@@ -771,6 +807,44 @@ static const struct stk_urow *find_urow(const struct rec_unwind *u, const struct
 	return rows[lo].pc <= rel ? &rows[lo] : NULL;
 }
 
+/* Is pc (a return address unless exact) in the interpreter's frame-evaluation function? */
+static bool py_in_eval(const struct stk_pyproc *py, uint64_t pc, bool exact)
+{
+	uint64_t at = exact ? pc : pc - 1;
+
+	return py->eval_start && at >= py->eval_start && at < py->eval_end;
+}
+
+/*
+ * The Python frames of the interpreter activation whose stack frame is [sp, cfa), appended to
+ * ips as bpf/unwind.bpf.h py_match() and py_emit() do: the chain's activation whose mark lies
+ * there, from *act on (marks below are skipped: activations the native walk did not meet);
+ * none when the next mark is above (its prologue or epilogue: it runs no frame). False when
+ * the depth limit cut them.
+ */
+static bool py_splice(const struct stk_pychain *chain, uint32_t *act, uint64_t sp, uint64_t cfa,
+		      uint64_t *ips, uint32_t *n, uint32_t max)
+{
+	uint32_t nact = chain->nact < STK_PY_ACTS ? chain->nact : STK_PY_ACTS, i, end;
+
+	while (*act < nact && chain->act[*act].at < sp)
+		(*act)++;
+	if (*act >= nact || chain->act[*act].at >= cfa)
+		return true;
+	i = *act ? chain->act[*act - 1].end : 0;
+	end = chain->act[*act].end;
+	(*act)++;
+	for (; i < end && i < chain->n && i < STK_PY_FRAMES; i++) {
+		const struct stk_pyframe *f = &chain->f[i];
+
+		if (*n + 2 > max)
+			return false;
+		ips[(*n)++] = STK_PYWORD(f->check, f->lasti);
+		ips[(*n)++] = f->code;
+	}
+	return true;
+}
+
 /* One frame: is w->pc's caller found? (false: the walk ended, w->stop says why) */
 static bool walk_step(struct uwalk_user *w, uint32_t n)
 {
@@ -791,12 +865,15 @@ static bool walk_step(struct uwalk_user *w, uint32_t n)
 }
 
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
-			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
+			  const struct stk_pychain *chain, uint64_t *ips, uint32_t max,
+			  uint32_t *stop, uint64_t *missing)
 {
 	struct uwalk_user w = { .u = u, .d = d, .first = ips, .pc = d->pc, .sp = d->sp, .bp = d->bp,
 				.bx = d->bx, .exact = true, .syscall = d->syscall };
 	const struct proc_copy *pc = find_proc(u, d->key.tgid);
-	uint32_t n = 0;
+	uint32_t n = 0, nat = 0, act = 0;
+	uint64_t eval_sp = 0;	/* the interpreter activation stored last: its sp */
+	bool met = false, pending = false, cut;
 
 	*missing = 0;
 	if (!pc) {
@@ -812,29 +889,38 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 	if (pc->before && d->key.image_ns < pc->image_ns && !find_umap(w.proc, d->pc))
 		w.proc = pc->before;
 	for (;;) {
-		if (n >= max) {
+		/* its caller's sp is its CFA now: the Python frames it runs follow it, as in BPF */
+		cut = pending && !py_splice(chain, &act, eval_sp, w.sp, ips, &n, max);
+		pending = false;
+		if (cut || n >= max) {
 			w.stop = STK_STOP_TRUNCATED;
 			break;
 		}
 		w.m = find_umap(w.proc, w.pc);
 		/* the leaf is real wherever it is; a caller in no known mapping is unchecked */
-		if (!w.m && n) {
-			w.stop = STK_MISS_STOP(n, w.guessed, w.bp, w.pc);
-			if (STK_MISS_ASKS(n, w.guessed, w.pc))
+		if (!w.m && nat) {
+			w.stop = STK_MISS_STOP(nat, w.guessed, w.bp, w.pc);
+			if (STK_MISS_ASKS(nat, w.guessed, w.pc))
 				*missing = w.pc;
 			break;
 		}
 		/* an interrupted pc above the leaf is stored + 1, as BPF does */
-		ips[n] = w.exact && n ? w.pc + 1 : w.pc;
+		ips[n] = w.exact && nat ? w.pc + 1 : w.pc;
 		w.last = &ips[n++];
+		nat++;
+		if (chain && py_in_eval(&w.proc->py, w.pc, w.exact)) {
+			pending = true;
+			eval_sp = w.sp;
+			met = true;
+		}
 		if (!w.m) {
 			w.stop = STK_STOP_NO_MAPPING;
 			*missing = w.pc;
 			break;
 		}
-		if (!walk_step(&w, n - 1))
+		if (!walk_step(&w, nat - 1))
 			break;
 	}
-	*stop = w.stop;
+	*stop = w.stop | (met && chain ? chain->stop : STK_PYSTOP_NONE) << 16;
 	return n;
 }

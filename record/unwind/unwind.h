@@ -16,6 +16,7 @@
 #include "stk/capture.h"
 
 #include "../base/base.h"
+#include "../python/python.h"
 
 /* ---- unwind tables for BPF (unwind.c) ------------------------------------------------------ */
 
@@ -36,6 +37,8 @@ struct rec_unwind_stats {
 
 /* NULL with --unwind fp (every call below takes NULL and does nothing). */
 struct rec_unwind *rec_unwind__new(const struct rec_opts *o);
+/* Where the processes' interpreters are told (borrowed; NULL: none). */
+void rec_unwind__set_python(struct rec_unwind *u, struct rec_python *py);
 /* The size of the unwind_chunks map for o: the most chunks --unwind-memory can hold. */
 uint32_t rec_unwind_slots(const struct rec_opts *o);
 void rec_unwind__free(struct rec_unwind *u);
@@ -81,13 +84,18 @@ void rec_unwind__forget(struct rec_unwind *u, uint32_t pid);
 bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t ns);
 /*
  * Walk a deferred event's user stack (struct stk_deferred) by the BPF walker's rules, with the
- * mappings last written for its process, into ips (at most max frames). Returns the number of
- * frames; *stop says why the walk ended (enum stk_stop), *missing the address in no known
- * mapping when stkrec should look for it (STK_MISS_ASKS(): a leaf guess's too, with
- * STK_STOP_BAD_FRAME).
+ * mappings last written for its process, into ips (at most max words), splicing the event's
+ * Python frames (chain, NULL: none) where the interpreter runs them. Returns the number of
+ * words; *stop says why the walk ended (enum stk_stop) and, in bits 16-31, why its Python
+ * frames did (enum stk_pystop, as struct stk_stack pystop; REC_WALK_STOP() takes it off),
+ * *missing the address in no known mapping when stkrec should look for it (STK_MISS_ASKS(): a
+ * leaf guess's too, with STK_STOP_BAD_FRAME).
  */
+#define REC_WALK_STOP(stop) ((stop) & 0xffff)
+#define REC_WALK_PYSTOP(stop) ((stop) >> 16)
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
-			  uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing);
+			  const struct stk_pychain *chain, uint64_t *ips, uint32_t max,
+			  uint32_t *stop, uint64_t *missing);
 
 /* "fp", "cfi" or "auto": --unwind's spelling and the meta key `unwind`. */
 const char *rec_unwind_mode_name(uint32_t mode);

@@ -36,6 +36,9 @@ struct rec_defer {
 	uint32_t depth;
 	bool offcpu;
 	void *blocked;		/* --offcpu: tid -> struct blocked, walked stacks awaiting their time */
+	/* the Python frames BPF sent just before the event of their thread (struct stk_pychain) */
+	struct stk_pychain chain;
+	bool has_chain;
 	int err;		/* first failure in the callback: the next consume returns it */
 };
 
@@ -101,6 +104,7 @@ static int count_blocked(struct rec_defer *df, const struct stk_deferred_time *t
  */
 static bool needs_maps(uint32_t stop, uint64_t missing)
 {
+	stop = REC_WALK_STOP(stop);
 	return stop == STK_STOP_PROC_UNKNOWN || stop == STK_STOP_NO_MAPPING || missing;
 }
 
@@ -111,17 +115,22 @@ static bool needs_maps(uint32_t stop, uint64_t missing)
 static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
 {
 	struct rec_miss miss = { .ts_ns = d->ts_ns };
+	const struct stk_pychain *chain = NULL;
 	uint32_t pid = d->key.tgid, n;
 
-	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
+	/* the chain BPF sent before this event, if it is this thread's */
+	if (df->has_chain && df->chain.tid == d->key.pid)
+		chain = &df->chain;
+	df->has_chain = false;
+	n = rec_unwind__walk(df->unwind, d, chain, df->ips, df->depth, stop, &miss.addr);
 	if (!needs_maps(*stop, miss.addr))
 		return n;
 	/* the kernel's records of what the process mapped may be waiting in their rings */
 	rec_reader__catch_up(df->reader);
-	n = rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
+	n = rec_unwind__walk(df->unwind, d, chain, df->ips, df->depth, stop, &miss.addr);
 	if (!needs_maps(*stop, miss.addr))
 		return n;
-	if (*stop == STK_STOP_PROC_UNKNOWN) {
+	if (REC_WALK_STOP(*stop) == STK_STOP_PROC_UNKNOWN) {
 		/*
 		 * Its first event, come before BPF's notification of it was handled: noted as that
 		 * notification will be, so that what the kernel's records tell of it (a child's fork
@@ -135,7 +144,7 @@ static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, 
 		rec_procs__recheck(df->procs, pid, &miss);
 	}
 	/* gone already: the walk stays cut */
-	return rec_unwind__walk(df->unwind, d, df->ips, df->depth, stop, &miss.addr);
+	return rec_unwind__walk(df->unwind, d, chain, df->ips, df->depth, stop, &miss.addr);
 }
 
 static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_t *stop)
@@ -160,6 +169,16 @@ static int on_deferred(void *ctx, void *data, size_t len)
 		return 0;
 	if (len == sizeof(struct stk_deferred_time)) {
 		df->err = count_blocked(df, data);
+		return 0;
+	}
+	/* an event's Python frames (bpf/stkrec.bpf.c send_chain()): the next record is the event */
+	if (len >= offsetof(struct stk_pychain, f) && *(const uint32_t *)data == STK_PYCHAIN_MAGIC) {
+		memset(&df->chain, 0, sizeof(df->chain));
+		memcpy(&df->chain, data, len < sizeof(df->chain) ? len : sizeof(df->chain));
+		if (df->chain.n > STK_PY_FRAMES || df->chain.nact > STK_PY_ACTS ||
+		    df->chain.n > (len - offsetof(struct stk_pychain, f)) / sizeof(df->chain.f[0]))
+			df->chain.n = df->chain.nact = 0;
+		df->has_chain = true;
 		return 0;
 	}
 	/* BPF sends the stack as far as it copied it (d->len) */

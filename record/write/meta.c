@@ -163,6 +163,9 @@ static void put_options(struct kv_list *l, const struct rec_opts *o, int nspecs,
 	put(l, "unwind", "%s", rec_unwind_mode_name(o->unwind));
 	if (o->unwind != STK_UNWIND_FP)
 		put(l, "unwind_memory_mb", "%u", o->unwind_mb);
+	/* 3.1: whether Python frames were recorded, and how stkreport shows them by default */
+	put(l, "python_frames", "%s", rec_python_frames_name(o->unwind == STK_UNWIND_FP ?
+							     REC_PYFRAMES_NATIVE : o->python_frames));
 	/* format.md 4.1: what the capture holds of kallsyms */
 	put(l, "kallsyms", "%s", o->all_kallsyms ? "all" : "hits");
 	if (o->rotate)

@@ -633,6 +633,8 @@ struct dump {
 	uint32_t nids, ids_cap;	/* objects written: once per build-id and capture */
 	struct cap_ksym *ksyms;	/* kernel symbols written since the last KSYMS (strings owned) */
 	uint32_t nksyms, ksyms_cap;
+	uint8_t *codes;		/* bit per code id written (CODES): stkrec's ids count from 1 */
+	uint32_t codes_len;	/* bytes */
 };
 
 static void forget_ksyms(struct dump *d)
@@ -708,6 +710,46 @@ static int put_objects(struct dump *d, const struct cap_objects *os)
 		rec.objects.objs = &os->objs[i];
 		err = cap_writer__put(d->w, &rec);
 	}
+	return err;
+}
+
+/* Code id id written to the dump already; remembered now if not (ids past 2^24 may repeat). */
+static bool code_written(struct dump *d, uint32_t id)
+{
+	uint32_t byte = id / 8, len = d->codes_len;
+	bool seen;
+
+	if (byte >= len) {
+		uint8_t *p;
+
+		while (len <= byte && len < (1u << 21))
+			len = len ? 2 * len : 256;
+		if (byte >= len || !(p = realloc(d->codes, len)))
+			return false;
+		memset(p + d->codes_len, 0, len - d->codes_len);
+		d->codes = p;
+		d->codes_len = len;
+	}
+	seen = d->codes[byte] & (1u << id % 8);
+	d->codes[byte] |= 1u << id % 8;
+	return seen;
+}
+
+/* format.md 4.11: each code object's entry once per capture, though each segment holds the
+ * ones its stacks name. */
+static int put_codes(struct dump *d, const struct cap_codes *cs)
+{
+	struct cap_record rec = { .type = CAP_CHUNK_CODES };
+	int err;
+
+	rec.codes.codes = malloc((cs->count ? cs->count : 1) * sizeof(*cs->codes));
+	if (!rec.codes.codes)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cs->count; i++)
+		if (!code_written(d, cs->codes[i].id))
+			rec.codes.codes[rec.codes.count++] = cs->codes[i];
+	err = rec.codes.count ? cap_writer__put(d->w, &rec) : 0;
+	free(rec.codes.codes);
 	return err;
 }
 
@@ -790,6 +832,8 @@ static int copy_record(struct dump *d, const struct cap_stacks *stacks, const st
 		return put_objects(d, &r->objects);
 	case CAP_CHUNK_KSYMS_ADD:
 		return put_ksyms_add(d, &r->ksyms, buf);
+	case CAP_CHUNK_CODES:
+		return put_codes(d, &r->codes);
 	case CAP_CHUNK_KSYMS:
 		forget_ksyms(d);	/* a new table: every symbol counts as new after it */
 		return cap_writer__put(d->w, r);
@@ -939,6 +983,7 @@ out:
 	if (unnamed >= 0)
 		close(unnamed);
 	free(d.ids);
+	free(d.codes);
 	forget_ksyms(&d);
 	free(d.ksyms);
 	return err;

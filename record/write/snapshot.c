@@ -245,7 +245,10 @@ struct cached_stack {
 	uint64_t id;		/* 0: a free slot */
 	uint64_t *ips;
 	uint16_t nips, stop;	/* enum stk_stop */
+	uint16_t pystop;	/* enum stk_pystop */
+	bool py;		/* holds Python frames: its capture stack depends on the process */
 	uint32_t batch;
+	uint32_t pid;		/* with py: the process idx was built for */
 	uint64_t ret;
 	int32_t idx;		/* 1-based index in the batch's table */
 };
@@ -261,6 +264,8 @@ struct rec_stacks {
 	uint64_t losses[CAP_LOSS__COUNT];	/* of this batch, weighted by events */
 	struct batch read;	/* a whole stacks map at a time */
 	void *one;		/* a single stacks-map value */
+	struct rec_python *py;	/* Python frames to capture ids (NULL: left out) */
+	uint64_t *py_words;	/* a stack with its Python frames turned into ids */
 };
 
 static void cache_clear(struct rec_stacks *r)
@@ -319,6 +324,9 @@ static struct cached_stack *cache_put(struct rec_stacks *r, uint64_t id, const v
 	e->id = id;
 	e->nips = nips;
 	e->stop = v->stop;
+	e->pystop = v->pystop;
+	for (uint32_t i = 0; i < nips && !e->py; i++)
+		e->py = STK_PYWORD_IS(e->ips[i]);
 	r->nused++;
 	return e;
 }
@@ -338,7 +346,8 @@ struct rec_stacks *rec_stacks__new(const struct rec_maps *maps)
 	r->tab[0] = rec_stack_table__new();
 	r->tab[1] = rec_stack_table__new();
 	r->one = malloc(r->value_size);
-	if (!r->slots || !r->with_ret || !r->tab[0] || !r->tab[1] || !r->one ||
+	r->py_words = calloc(maps->depth + 1, sizeof(*r->py_words));
+	if (!r->slots || !r->with_ret || !r->tab[0] || !r->tab[1] || !r->one || !r->py_words ||
 	    batch_init(&r->read, maps->stack_entries, sizeof(uint64_t), r->value_size)) {
 		rec_stacks__free(r);
 		errno = ENOMEM;
@@ -358,6 +367,7 @@ void rec_stacks__free(struct rec_stacks *r)
 	rec_stack_table__free(r->tab[1]);
 	free(r->with_ret);
 	free(r->one);
+	free(r->py_words);
 	batch_free(&r->read);
 	free(r);
 }
@@ -421,6 +431,27 @@ static int stop_loss(unsigned int stop)
 	return -1;
 }
 
+void rec_stacks__set_python(struct rec_stacks *r, struct rec_python *py)
+{
+	r->py = py;
+}
+
+/* The capture's loss kind of why a stack's Python frames end; -1 when they are whole. */
+static int pystop_loss(unsigned int pystop)
+{
+	switch (pystop) {
+	case STK_PYSTOP_TRUNCATED:
+		return CAP_LOSS_PY_TRUNCATED;
+	case STK_PYSTOP_READ_FAULT:
+		return CAP_LOSS_PY_READ_FAULT;
+	case STK_PYSTOP_BAD_FRAME:
+		return CAP_LOSS_PY_BAD_FRAME;
+	case STK_PYSTOP_NO_THREAD:
+		return CAP_LOSS_PY_NO_THREAD;
+	}
+	return -1;
+}
+
 /* A kernel walk (or --unwind fp) does not say why it ended: a full stack was cut. */
 static bool truncated(const struct cached_stack *e, uint32_t depth)
 {
@@ -432,14 +463,20 @@ static bool truncated(const struct cached_stack *e, uint32_t depth)
  * function's entry (stk_key uret/kret), inserted as the second frame unless the unwinder put it
  * there. The entry keeps the last ret: a probed function is usually called from one place.
  */
-static int stack_index(struct rec_stacks *r, struct cached_stack *e, bool user, uint64_t ret)
+static int stack_index(struct rec_stacks *r, struct cached_stack *e, bool user, uint64_t ret,
+		       uint32_t pid)
 {
 	const uint64_t *ips = e->ips;
 	uint32_t nips = e->nips, flags = truncated(e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0;
 	int idx;
 
-	if (e->batch == r->batch && e->ret == ret)
+	if (e->batch == r->batch && e->ret == ret && (!e->py || e->pid == pid))
 		return e->idx;
+	if (e->py) {
+		/* code objects are the process's: the same words name others in another one */
+		nips = rec_python__frames(r->py, pid, ips, nips, r->py_words);
+		ips = r->py_words;
+	}
 	if (ret && nips >= 1 && (nips < 2 || ips[1] != ret)) {
 		/* The direct caller, which the frame-pointer walk skips at function entry. */
 		r->with_ret[0] = ips[0];
@@ -452,6 +489,7 @@ static int stack_index(struct rec_stacks *r, struct cached_stack *e, bool user, 
 	if (idx > 0) {
 		e->batch = r->batch;
 		e->ret = ret;
+		e->pid = pid;
 		e->idx = idx;
 	}
 	return idx;
@@ -460,12 +498,14 @@ static int stack_index(struct rec_stacks *r, struct cached_stack *e, bool user, 
 static void count_stop(struct rec_stacks *r, const struct cached_stack *e, bool user,
 		       uint64_t count)
 {
-	int kind = user ? stop_loss(e->stop) : -1;
+	int kind = user ? stop_loss(e->stop) : -1, pykind = user ? pystop_loss(e->pystop) : -1;
 
 	if (truncated(e, r->maps->depth))
 		kind = user ? CAP_LOSS_USTACK_TRUNCATED : CAP_LOSS_KSTACK_TRUNCATED;
 	if (kind >= 0)
 		r->losses[kind] += count;
+	if (pykind >= 0)
+		r->losses[pykind] += count;
 }
 
 int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t id, int32_t serr,
@@ -488,7 +528,7 @@ int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t i
 		row->flags |= user ? CAP_ROW_F_USTACK_LOST : CAP_ROW_F_KSTACK_LOST;
 		return 0;
 	}
-	idx = stack_index(r, e, user, ret);
+	idx = stack_index(r, e, user, ret, row->pid);
 	if (idx < 0)
 		return idx;
 	*ref = idx;
@@ -499,16 +539,17 @@ int rec_stacks__fill(struct rec_stacks *r, unsigned int g, bool user, uint64_t i
 int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t n,
 			    uint32_t stop, struct cap_row *row)
 {
-	struct cached_stack e = { .ips = (uint64_t *)ips, .nips = n, .stop = stop };
-	int kind = stop_loss(stop), idx;
+	struct cached_stack e = { .ips = (uint64_t *)ips, .nips = n, .stop = REC_WALK_STOP(stop),
+				  .pystop = REC_WALK_PYSTOP(stop) };
+	uint32_t flags = truncated(&e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0;
+	int idx;
 
-	idx = rec_stack_table__add(r->tab[1], ips, n,
-				   truncated(&e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0);
+	n = rec_python__frames(r->py, row->pid, ips, n, r->py_words);
+	idx = rec_stack_table__add(r->tab[1], r->py_words, n, flags);
 	if (idx < 0)
 		return idx;
 	row->ustack = idx;
-	if (kind >= 0)
-		r->losses[kind] += row->count;
+	count_stop(r, &e, true, row->count);
 	return 0;
 }
 
@@ -544,6 +585,11 @@ struct rec_counts {
 	struct counted *rows;
 	uint32_t nrows, cap;
 };
+
+void rec_counts__set_python(struct rec_counts *c, struct rec_python *py)
+{
+	rec_stacks__set_python(c->stacks, py);
+}
 
 struct rec_counts *rec_counts__new(const struct rec_maps *maps)
 {

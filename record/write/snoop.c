@@ -101,6 +101,13 @@ static int add_event(struct rec_snoop *s, const struct stk_event *e)
 	return err;
 }
 
+void rec_snoop__set_python(struct rec_snoop *s, struct rec_python *py)
+{
+	pthread_mutex_lock(&s->lock);
+	rec_stacks__set_python(s->stacks, py);
+	pthread_mutex_unlock(&s->lock);
+}
+
 int rec_snoop__add_walked(struct rec_snoop *s, const struct stk_deferred *d, const uint64_t *ips,
 			  uint32_t n, uint32_t stop)
 {

@@ -17,6 +17,7 @@
 #include "../base/base.h"
 #include "../probe/probe.h"
 #include "../proc/proc.h"
+#include "../python/python.h"
 #include "../unwind/unwind.h"
 
 /* ---- snapshot (snapshot.c) ------------------------------------------------------------------ */
@@ -78,6 +79,9 @@ int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t 
 /* End the batch: its stacks move into iv (owned by iv), its losses into st. */
 void rec_stacks__take(struct rec_stacks *r, struct cap_interval *iv, struct rec_drain_stats *st);
 
+/* Python frames become capture ids through py (borrowed; NULL: left out). */
+void rec_stacks__set_python(struct rec_stacks *r, struct rec_python *py);
+
 /* row's fields from BPF's key (no stacks yet), the row counting count events. */
 void rec_row_from_key(struct cap_row *row, const struct stk_key *k, uint64_t count);
 
@@ -87,6 +91,8 @@ struct rec_counts *rec_counts__new(const struct rec_maps *maps);
 void rec_counts__free(struct rec_counts *c);
 /* After rec_flip() returned g: move g's counts and stacks out of BPF (both maps end empty). */
 int rec_counts__drain(struct rec_counts *c, unsigned int g);
+/* The stacks' Python frames become ids through py (rec_stacks__set_python()). */
+void rec_counts__set_python(struct rec_counts *c, struct rec_python *py);
 /*
  * Count key count times (--offcpu: microseconds), for a deferred event (bpf stkrec.bpf.c
  * defer_event()) whose user stack stkrec walked: ips[0..n), ended for reason stop (enum
@@ -152,6 +158,8 @@ int rec_snoop__add_walked(struct rec_snoop *s, const struct stk_deferred *d, con
 			  uint32_t n, uint32_t stop);
 /* So many events wait that the batch should be written now (bounded chunk size and memory). */
 bool rec_snoop__full(const struct rec_snoop *s);
+/* The stacks' Python frames become ids through py (rec_stacks__set_python()). */
+void rec_snoop__set_python(struct rec_snoop *s, struct rec_python *py);
 
 /* ---- the capture files (output.c) ----------------------------------------------------------- */
 
