@@ -78,6 +78,33 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
 }
 
 /*
+ * An interpreter frame: "NAME (FILE:LINE)", the file's base name (its path with -v, where the
+ * frame also says "[py] " first and its code object's address and instruction offset last);
+ * --no-python-lines leaves the line out.
+ */
+static void render_code(const struct rep_frame *f, const struct rep_opts *o, bool exact,
+			char *buf, size_t len, size_t *n)
+{
+	const char *file = f->file, *slash;
+
+	if (o->verbose || exact)
+		append(buf, len, n, "[py] ");
+	append(buf, len, n, "%s", f->name ? f->name : "[unknown]");
+	if (file && !o->verbose && !exact && (slash = strrchr(file, '/')) && slash[1])
+		file = slash + 1;
+	if (file && (o->no_python_lines && !exact))
+		append(buf, len, n, " (%s)", file);
+	else if (file)
+		append(buf, len, n, " (%s:%" PRIu32 ")", file, f->line);
+	if ((o->verbose || exact) && f->offset == CAP_CODE_OFF_NONE)
+		append(buf, len, n, " [code 0x%" PRIx64 "]", f->addr);
+	else if (o->verbose || exact)
+		append(buf, len, n, " [code 0x%" PRIx64 " +%" PRIu64 "]", f->addr, f->offset);
+	if (exact)
+		append(buf, len, n, " %u", f->reason);
+}
+
+/*
  * The text of a frame (stkreport(1), "Frames"):
  *   [ADDR ]NAME[+0xOFF][ (FILE:LINE)][ (inlined)][ [MODULE]][_[k]]   named frames
  *   [ADDR ][unknown][ (MODULE+0xOFF)][ [MODULE]][_[k]]                unnamed frames
@@ -88,7 +115,7 @@ static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
  * b.sym(addr, pid, show_module=True, show_offset=True) in tools/profile.py since bcc 0.33, the
  * module "kernel" for the kernel image, bcc's KSyms name); _[k] with -a. " (inlined)" is perf's
  * marking. exact (layouts that print every field, --json): every field goes into the text, so
- * frames that differ in any field stay apart.
+ * frames that differ in any field stay apart. Interpreter frames: render_code().
  */
 void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o,
 		      const struct rep_model_cfg *cfg, char *buf, size_t len)
@@ -102,6 +129,10 @@ void rep_frame_render(const struct rep_frame *f, const struct rep_opts *o,
 	if (cfg->addr_column)
 		append(buf, len, &n, cfg->addr_0x ? "0x%016" PRIx64 " " : "%-16" PRIx64 " ",
 		       f->addr);
+	if (f->flags & REP_FRAME_F_PYTHON) {
+		render_code(f, o, exact, buf, len, &n);
+		return;
+	}
 	if (f->name) {
 		append(buf, len, &n, "%s", f->name);
 		if ((o->offset || exact || cfg->bcc_frames) && !inl)
@@ -240,6 +271,11 @@ static int add_run(struct rep_model_builder *b, const struct rep_frame_info *fi,
 		.reason = fi->reason,
 		.flags = fi->kernel ? REP_FRAME_F_KERNEL : 0,
 	};
+
+	if (fi->lang) {
+		f.flags |= REP_FRAME_F_PYTHON;
+		f.addr = fi->code_addr;
+	}
 	int err;
 
 	if (!fi->name)
@@ -342,9 +378,12 @@ static int add_frames(struct rep_model_builder *b, const struct cap_stack *s,
 		if (err)
 			return err;
 		for (k = 0; k < n && (!max || *pos - start < max); k++) {
+			/* every id, hidden or not: frames_of() takes new ids in order */
 			err = frames_of(b, ids[k], s->ips[i + k], &r);
 			if (err)
 				return err;
+			if (!kernel && rep_ip_hidden(b->o, s->ips, s->nips, i + k))
+				continue;	/* --python-frames */
 			err = reserve_frames(b, *pos + r->n);
 			if (err)
 				return err;

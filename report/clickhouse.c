@@ -59,8 +59,8 @@ static const char *const schema[] = {
 #define SAMPLES_COLUMNS "capture, row, time, interval, host, pid, tid, comm, probe, stack," \
 	" count, weight"
 
-/* stacks.kinds (Enum8). A Python frame will say python (issue 26). */
-enum { KIND_KERNEL = 1, KIND_USER = 2 };
+/* stacks.kinds (Enum8): an interpreter frame (format.md 4.11) says python. */
+enum { KIND_KERNEL = 1, KIND_USER = 2, KIND_PYTHON = 3 };
 
 /* ---- RowBinary (ClickHouse's row format: little-endian, strings length-prefixed) ------------ */
 
@@ -444,7 +444,8 @@ static int stack_id(struct rep_ch *ch, const struct rep_model *m, const struct r
 	}
 	put_varint(s, n - first);
 	for (i = first; i < n; i++)
-		put_uint(s, ch->path[i].kernel ? KIND_KERNEL : KIND_USER, 1);
+		put_uint(s, ch->path[i].kernel ? KIND_KERNEL :
+			    rep_model_frame_python(m, ch->path[i].frame) ? KIND_PYTHON : KIND_USER, 1);
 	if (s->failed)
 		return -ENOMEM;
 	*id = XXH64(s->buf, s->len, 0);

@@ -381,6 +381,14 @@ static int take(struct rep_capture *c, struct cap_record *rec, struct walk *w)
 		err = push_ptr(c, (const void ***)&c->perfmaps, &c->nperfmaps, &c->perfmaps_cap,
 			       &rec->perfmap);
 		return err ? err : 1;
+	case CAP_CHUNK_CODES:
+		for (i = 0; i < rec->codes.count; i++) {
+			err = push_ptr(c, (const void ***)&c->codes, &c->ncodes, &c->codes_cap,
+				       &rec->codes.codes[i]);
+			if (err)
+				return err;
+		}
+		return 1;
 	case CAP_CHUNK_END:
 		c->has_end = true;
 		c->end = rec->end;
@@ -456,6 +464,7 @@ static struct rep_capture *load(struct cap_reader *r, struct cap_budget *b)
 		stop(c, r, n);
 	else
 		c->how = c->has_end ? REP_END_CLEAN : REP_END_UNCLOSED;
+	sym_codes_sort(c->codes, c->ncodes);	/* a frame names its code by id */
 out:
 	/* the table in force as it ended, for the intervals that refer to it */
 	if (c && c->nksyms && !c->ksyms[c->nksyms - 1] && err != -ENOMEM) {
@@ -511,6 +520,7 @@ void rep_capture__free(struct rep_capture *c)
 	free(c->cpu_dropped);
 	free(c->objects);
 	free(c->perfmaps);
+	free(c->codes);
 	for (i = 0; i < c->nrecs; i++)
 		cap_record__free(c->recs[i]);
 	free(c->recs);

@@ -67,6 +67,10 @@ static const char usage[] =
 	"      --inline              frames for inlined functions (implied by -l)\n"
 	"      --no-inline           no frames for inlined functions, even with -l\n"
 	"      --no-demangle         raw C++ and Rust names\n"
+	"      --python-frames native|python|mixed\n"
+	"                            Python frames in place of the interpreter's (python, the\n"
+	"                            capture's default), the interpreter's only, or both\n"
+	"      --no-python-lines     Python frames without their line: one per function\n"
 	"      --symfs DIR           look for the capture's objects under DIR first\n"
 	"      --debug-dir DIR       look for debug files (build-id layout) under DIR too\n"
 	"\n"
@@ -84,6 +88,7 @@ enum {
 	OPT_PROBE, OPT_TIME, OPT_GREP, OPT_MAX_DEPTH, OPT_PPROF, OPT_SVG, OPT_MAX_MEMORY,
 	OPT_MAX_DEBUG, OPT_TITLE, OPT_WIDTH, OPT_INVERTED, OPT_ADDRESS_STACKS, OPT_OLD_LAYOUT,
 	OPT_CLICKHOUSE,
+	OPT_PYTHON_FRAMES, OPT_NO_PYTHON_LINES,
 	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
@@ -109,6 +114,8 @@ static const struct option long_opts[] = {
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "python-frames", required_argument, NULL, OPT_PYTHON_FRAMES },
+	{ "no-python-lines", no_argument, NULL, OPT_NO_PYTHON_LINES },
 	{ "sql", required_argument, NULL, OPT_SQL },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -378,6 +385,13 @@ static int parse_option(int c, const char *arg, struct rep_opts *o)
 	case OPT_INLINE: o->inlines = true; break;
 	case OPT_NO_INLINE: o->no_inline = true; break;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; break;
+	case OPT_PYTHON_FRAMES:
+		o->python_frames = rep_pyframes_parse(arg);
+		if (!o->python_frames)
+			return usage_error("invalid --python-frames '%s' (native, python or mixed)",
+					   arg);
+		break;
+	case OPT_NO_PYTHON_LINES: o->no_python_lines = true; break;
 	case OPT_SQL: o->sql = arg; break;
 	case OPT_CSV: o->csv = true; break;
 	case OPT_JSON: o->json = true; break;
@@ -521,6 +535,8 @@ static const struct stk_applies applies[] = {
 	{ OPT_TIME, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
 	{ OPT_GREP, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
 	{ OPT_MAX_DEPTH, OUT_STACKS | OUT_PPROF | OUT_CLICKHOUSE },
+	/* JSON, SQL and pprof give an interpreter frame's line a field of its own */
+	{ OPT_NO_PYTHON_LINES, OUT_LIST | OUT_TREE | OUT_PATHS },
 };
 
 static unsigned int run_output(const struct rep_opts *o)

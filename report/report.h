@@ -90,6 +90,17 @@ struct rep_time_bound {
 	int64_t ns;
 };
 
+/* --python-frames (format.md 4.11): which of a mixed stack's frames the outputs show. */
+enum rep_pyframes {
+	REP_PYFRAMES_DEFAULT = 0,	/* the capture's meta python_frames, else python */
+	REP_PYFRAMES_NATIVE,		/* native frames only, the interpreter's included */
+	REP_PYFRAMES_PYTHON,		/* interpreter frames in place of the interpreter's own */
+	REP_PYFRAMES_MIXED,		/* both */
+};
+
+/* "native", "python", "mixed": the value; anything else REP_PYFRAMES_DEFAULT. */
+enum rep_pyframes rep_pyframes_parse(const char *s);
+
 struct rep_opts {
 	const char *input;	/* the first capture (inputs[0]) */
 	const char **inputs;	/* every capture given, in order (argv strings) */
@@ -101,6 +112,8 @@ struct rep_opts {
 	bool inlines;		/* --inline: frames for inlined functions (also with -l) */
 	bool no_inline;		/* no frames for inlined functions: --no-inline, or neither -l
 				 * nor --inline given (rep_parse_opts sets it) */
+	enum rep_pyframes python_frames;	/* --python-frames (rep_run() resolves DEFAULT) */
+	bool no_python_lines;	/* --no-python-lines: interpreter frames without their line */
 	bool no_demangle;	/* --no-demangle: raw C++/Rust names */
 	/* analysis (issue 3) */
 	const char *sql;	/* --sql QUERY */
@@ -198,6 +211,8 @@ struct rep_capture {
 	uint32_t nobjects, objects_cap;
 	const struct cap_perfmap **perfmaps;	/* JIT symbols, file order */
 	uint32_t nperfmaps, perfmaps_cap;
+	const struct cap_code **codes;	/* 3.1: interpreter code objects, sorted by id */
+	uint32_t ncodes, codes_cap;
 	bool has_end;
 	struct cap_end end;
 	uint64_t events;		/* sum of the row counts read (rep_count_add()) */
@@ -296,6 +311,8 @@ bool rep_capture_is_profile(const struct rep_capture *c);
 #define REP_FRAME_F_USED 0x4u		/* the slot holds a frame (not every string id is one) */
 #define REP_FRAME_F_ESCAPE 0x8u		/* its text holds a byte text outputs escape, ';' included
 					 * (escape.h): checked once per frame, not per line */
+#define REP_FRAME_F_PYTHON 0x10u	/* an interpreter frame (Python): addr is its code object's,
+					 * offset its instruction's (CAP_CODE_OFF_NONE: none) */
 
 struct rep_frame {
 	const char *name;	/* NULL when unnamed: reason says why */
@@ -400,6 +417,12 @@ struct rep_model {
 static inline const struct rep_frame *rep_model_frame(const struct rep_model *m, uint32_t id)
 {
 	return &m->frames[id];
+}
+
+/* Whether frame id (an emit_path_elem's: 0, no frame) is an interpreter frame (Python). */
+static inline bool rep_model_frame_python(const struct rep_model *m, uint32_t id)
+{
+	return id && (m->frames[id].flags & REP_FRAME_F_PYTHON);
 }
 
 /* Whether frame id's text prints as it is: nothing in it to escape (REP_FRAME_F_ESCAPE). */
@@ -536,6 +559,13 @@ struct rep_frame_info {
 	uint32_t line;
 	uint32_t ninl;		/* inlined functions at the address, innermost first (sym_result) */
 	struct sym_inline *inl;
+	/*
+	 * an interpreter frame (format.md 4.11): lang not 0; file, line: its executing line;
+	 * offset: its instruction's (CAP_CODE_OFF_NONE: none run yet)
+	 */
+	uint32_t lang;		/* enum cap_code_lang, 0: native code */
+	uint32_t firstline;	/* the code object's first line */
+	uint64_t code_addr;	/* the code object's address in its process */
 };
 
 struct rep_resolver;
@@ -568,6 +598,12 @@ int rep_resolver__frame(struct rep_resolver *r, const struct rep_interval *ri, u
  */
 int rep_resolver__ids(struct rep_resolver *r, const struct rep_interval *ri, uint32_t row,
 		      bool kernel, const uint64_t *ips, uint32_t first, uint32_t n, uint32_t *ids);
+/*
+ * Whether --python-frames leaves ips[i] of a user stack of n words out: native drops the
+ * interpreter frames, python the interpreter's own frame that runs each run of them
+ * (format.md 4.11).
+ */
+bool rep_ip_hidden(const struct rep_opts *o, const uint64_t *ips, uint32_t n, uint32_t i);
 /* Details of address id (from __ids), lent until the next __ids or __frame call. */
 const struct rep_frame_info *rep_resolver__info(const struct rep_resolver *r, uint32_t id);
 

@@ -21,7 +21,8 @@
 struct slot {
 	const void *ctx;
 	uint64_t addr;
-	uint32_t kind;		/* 0 user, 1 user return address, 2 kernel, 3 kernel return */
+	uint32_t kind;		/* 0 user, 1 user return address, 2 kernel, 3 kernel return,
+				 * KIND_CODE an interpreter frame (by its word: capture-wide) */
 	uint32_t id;		/* index into frames + 1; 0 = empty slot */
 };
 
@@ -235,6 +236,35 @@ static int fill(struct rep_resolver *r, struct rep_frame_info *f, const struct s
 	return err;
 }
 
+#define KIND_CODE 4
+
+/*
+ * An interpreter frame (format.md 4.11) from the capture's CODES entry of its id, its strings
+ * bounded as fill()'s.
+ */
+static int fill_code(struct rep_resolver *r, struct rep_frame_info *f, uint64_t word,
+		     uint64_t *bytes)
+{
+	const struct cap_code *code = sym_code_find(r->c->codes, r->c->ncodes,
+						    CAP_CODE_FRAME_ID(word));
+	uint32_t off = CAP_CODE_FRAME_OFF(word);
+	int err = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->lang = code ? code->lang : CAP_LANG_PYTHON;
+	f->offset = off;	/* CAP_CODE_OFF_NONE: no instruction run yet */
+	f->reason = SYM_R_CODE;
+	f->code_addr = code ? code->addr : 0;
+	if (!code || code->reason != CAP_CODE_NAMED || !code->name)
+		return 0;
+	f->reason = SYM_OK;
+	f->name = bounded(r, code->name, bytes, &err);
+	f->file = bounded(r, code->file, bytes, &err);
+	f->line = sym_code_line(code, off);
+	f->firstline = code->firstline;
+	return err;
+}
+
 /*
  * What an address costs beyond its strings: its record and its slot, in arrays that double
  * (the slots at most half full): twice the record, four slots.
@@ -248,7 +278,7 @@ static int fill(struct rep_resolver *r, struct rep_frame_info *f, const struct s
 static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const void *key_ctx,
 	       uint64_t key_addr, uint32_t kind, uint64_t addr)
 {
-	bool kernel = kind >= 2, is_return = kind & 1;
+	bool kernel = kind == 2 || kind == 3, is_return = kind & 1;
 	uint64_t bytes = ADDRESS_BYTES;
 	struct sym_result res;
 	size_t cap = r->cap;
@@ -264,11 +294,12 @@ static int add(struct rep_resolver *r, struct slot *s, const void *ctx, const vo
 		res.reason = SYM_R_BUDGET;	/* kernel_for() found no room for the index */
 	else if (kernel)
 		sym_kernel__lookup(ctx, is_return && addr ? addr - 1 : addr, &res);
-	else
+	else if (kind != KIND_CODE)	/* a code object's word: named from CODES, no lookup */
 		sym_user__lookup(r->user, ctx, addr, is_return, &res);
 	if (kernel && is_return && res.name)
 		res.offset++;	/* looked up addr - 1; the offset is the raw address's */
-	err = fill(r, &r->frames[r->n], &res, kernel, &bytes);
+	err = kind == KIND_CODE ? fill_code(r, &r->frames[r->n], addr, &bytes) :
+		fill(r, &r->frames[r->n], &res, kernel, &bytes);
 	if (!err && cap_budget__take(r->c->budget, bytes))
 		err = -EFBIG;
 	if (err) {
@@ -299,9 +330,13 @@ static inline int lookup(struct rep_resolver *r, const void *ctx, bool kernel, b
 	struct slot *s;
 	int err;
 
-	/* user addresses: shared by every process mapping the object, unless the caller shows
-	 * raw addresses */
-	if (!kernel && !r->per_address) {
+	/* an interpreter frame: its word names a code object of the capture, in any process */
+	if (!kernel && CAP_CODE_FRAME_IS(addr)) {
+		kind = KIND_CODE;
+		key_ctx = NULL;
+	} else if (!kernel && !r->per_address) {
+		/* user addresses: shared by every process mapping the object, unless the caller
+		 * shows raw addresses */
 		err = sym_user__locate(r->user, ctx, addr, is_return, &key_ctx, &key_addr);
 		if (err)
 			return err;
@@ -334,6 +369,16 @@ int rep_resolver__ids(struct rep_resolver *r, const struct rep_interval *ri, uin
 			return err;
 	}
 	return 0;
+}
+
+bool rep_ip_hidden(const struct rep_opts *o, const uint64_t *ips, uint32_t n, uint32_t i)
+{
+	if (o->python_frames == REP_PYFRAMES_NATIVE)
+		return CAP_CODE_FRAME_IS(ips[i]);
+	if (o->python_frames == REP_PYFRAMES_MIXED)
+		return false;
+	/* python (the default): the interpreter's own frame, right inside the frames it runs */
+	return i + 1 < n && !CAP_CODE_FRAME_IS(ips[i]) && CAP_CODE_FRAME_IS(ips[i + 1]);
 }
 
 const struct rep_frame_info *rep_resolver__info(const struct rep_resolver *r, uint32_t id)

@@ -378,6 +378,39 @@ static int report_budgets(const struct rep_opts *o, uint64_t refused_at_load)
 	return 0;
 }
 
+enum rep_pyframes rep_pyframes_parse(const char *s)
+{
+	if (!strcmp(s, "native"))
+		return REP_PYFRAMES_NATIVE;
+	if (!strcmp(s, "python"))
+		return REP_PYFRAMES_PYTHON;
+	if (!strcmp(s, "mixed"))
+		return REP_PYFRAMES_MIXED;
+	return REP_PYFRAMES_DEFAULT;
+}
+
+/*
+ * --python-frames by default: as the first capture was recorded to be shown (its meta key
+ * python_frames, format.md 4.1: its first chunk), else python.
+ */
+static enum rep_pyframes recorded_python_frames(const char *path)
+{
+	enum rep_pyframes v = REP_PYFRAMES_DEFAULT;
+	struct cap_reader *r = cap_reader__open(path);
+	struct cap_record *rec;
+	struct cap_chunk ch;
+	const char *s;
+
+	if (r && cap_reader__next(r, &ch) == 1 && ch.type == CAP_CHUNK_META &&
+	    !cap_record__decode(&ch, &rec)) {
+		s = cap_meta_get(&rec->meta, "python_frames");
+		v = s ? rep_pyframes_parse(s) : v;
+		cap_record__free(rec);
+	}
+	cap_reader__close(r);
+	return v ? v : REP_PYFRAMES_PYTHON;
+}
+
 /* After the output: the kept summaries, the merged model's lines, then every damaged capture. */
 static int print_kept(const struct rep_opts *o, const struct kept *kept,
 		      const struct rep_model *m)
@@ -425,6 +458,8 @@ int rep_run(const struct rep_opts *opts)
 	}
 	out.kind = output_kind(o);
 	err = check_inputs(o);
+	if (!err && !run_opts.python_frames)
+		run_opts.python_frames = recorded_python_frames(o->inputs[0]);
 	if (!err && o->diff) {
 		err = run_diff(o, kept, &m, &out.refused_loading);
 	} else if (!err) {

@@ -47,7 +47,7 @@ static const char schema[] =
 	" addresses INTEGER, frames INTEGER, truncated INTEGER);\n"
 	"CREATE TABLE frames (stack INTEGER, depth INTEGER, ip INTEGER, address INTEGER,"
 	" symbol TEXT, offset INTEGER, object INTEGER, file TEXT, line INTEGER, inlined INTEGER,"
-	" kernel INTEGER, reason TEXT, PRIMARY KEY (stack, depth)) WITHOUT ROWID;\n"
+	" kernel INTEGER, reason TEXT, language TEXT, PRIMARY KEY (stack, depth)) WITHOUT ROWID;\n"
 	"CREATE TABLE samples (id INTEGER PRIMARY KEY, capture INTEGER, interval INTEGER,"
 	" probe INTEGER, pid INTEGER, tid INTEGER, comm TEXT, process INTEGER, kstack INTEGER,"
 	" ustack INTEGER, kstack_lost INTEGER, ustack_lost INTEGER, count INTEGER,"
@@ -126,7 +126,7 @@ static const char *const insert_sql[ST__COUNT] = {
 	[ST_OBJECT] = "INSERT INTO objects VALUES (?,?,?)",
 	[ST_MAPPING] = "INSERT INTO mappings VALUES (?,?,?,?,?,?,?)",
 	[ST_STACK] = "INSERT INTO stacks VALUES (?,?,?,?,?,?)",
-	[ST_FRAME] = "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_FRAME] = "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SAMPLE] = "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_LOSS] = "INSERT INTO losses VALUES (?,?,?,?,?)",
 	[ST_STACK_COUNT] = "INSERT INTO stack_counts VALUES (?,?,?)",
@@ -513,10 +513,11 @@ static int put_frame(struct loader *l, int64_t stack, uint32_t depth, uint32_t i
 	sqlite3_bind_int64(s, 1, stack);
 	sqlite3_bind_int64(s, 2, depth);
 	sqlite3_bind_int64(s, 3, ip);
-	bind_u64(s, 4, addr);
+	/* an interpreter frame: its code object's address and instruction offset (format.md 4.11) */
+	bind_u64(s, 4, f->lang ? f->code_addr : addr);
 	bind_text(s, 5, name);
-	if (name && !inlined)	/* an inlined function has no symbol of its own */
-		bind_u64(s, 6, offset);
+	if (name && !inlined && !(f->lang && offset == CAP_CODE_OFF_NONE))
+		bind_u64(s, 6, offset);	/* an inlined function has no symbol of its own */
 	if (object)
 		sqlite3_bind_int64(s, 7, object);
 	bind_text(s, 8, file);
@@ -526,6 +527,7 @@ static int put_frame(struct loader *l, int64_t stack, uint32_t depth, uint32_t i
 	sqlite3_bind_int(s, 11, f->kernel);
 	if (f->reason != SYM_OK)
 		bind_text(s, 12, sym_reason_name(f->reason));
+	bind_text(s, 13, f->lang == CAP_LANG_PYTHON ? "python" : f->lang ? "other" : "native");
 	return step(l, ST_FRAME);
 }
 
@@ -597,6 +599,8 @@ static int put_frames(struct loader *l, int64_t stack, const struct rep_interval
 	int err;
 
 	for (i = 0; i < cs->nips; i++) {
+		if (!kernel && rep_ip_hidden(l->o, cs->ips, cs->nips, i))
+			continue;	/* --python-frames */
 		err = rep_resolver__frame(l->res, ri, row, kernel, i > 0, cs->ips[i], &f);
 		if (err)
 			return err;

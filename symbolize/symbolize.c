@@ -21,6 +21,7 @@ static const char *const reason_names[SYM_R__COUNT] = {
 	[SYM_R_KSYMS_HIDDEN] = "kallsyms hidden (kptr_restrict)",
 	[SYM_R_NO_KSYMS] = "no kallsyms in capture",
 	[SYM_R_BUDGET] = "over the memory budget",
+	[SYM_R_CODE] = "interpreter code object not named",
 };
 
 const char *sym_reason_name(unsigned int reason)

@@ -11,7 +11,8 @@
  * .gnu_debuglink), MiniDebugInfo, debuginfod (see docs/stkreport.1, "How symbols are found").
  * A file whose GNU build-id differs from the recorded one is never used. Objects are cached by
  * (path, build-id). Source lines and inlined functions come from libdw, names are demangled
- * with libiberty, JIT frames are named from the capture's perf maps.
+ * with libiberty, JIT frames are named from the capture's perf maps, interpreter frames (Python)
+ * from its CODES records.
  *
  * A frame that cannot be named carries a reason (enum sym_reason) instead of a name.
  */
@@ -36,6 +37,7 @@ enum sym_reason {
 	SYM_R_KSYMS_HIDDEN,	/* kallsyms showed zeros when recorded (kptr_restrict) */
 	SYM_R_NO_KSYMS,		/* the capture has no kallsyms snapshot */
 	SYM_R_BUDGET,		/* the symbol table would exceed the memory budget (--max-memory) */
+	SYM_R_CODE,		/* an interpreter frame whose code object has no names (format.md 4.11) */
 	SYM_R__COUNT
 };
 
@@ -198,5 +200,21 @@ void sym_user__lookup(struct sym_user *u, const struct cap_process *proc, uint64
  */
 int sym_user__locate(struct sym_user *u, const struct cap_process *proc, uint64_t addr,
 		     bool is_return, const void **obj, uint64_t *off);
+
+/* ---- interpreter frames (sym_codes.c) ------------------------------------------------------ */
+/*
+ * From a capture's CODES records (format.md 4.11) alone: a report needs no interpreter, process
+ * or file. Not thread-safe.
+ */
+
+/* Sort CODES entries by id, for sym_code_find(). */
+void sym_codes_sort(const struct cap_code **codes, uint32_t n);
+/* The entry of id among codes (sorted by sym_codes_sort()), or NULL. Lent from codes. */
+const struct cap_code *sym_code_find(const struct cap_code *const *codes, uint32_t n, uint32_t id);
+/*
+ * The line code c executes at instruction offset off (a CAP_CODE_FRAME's): the last line run
+ * starting at or before off; the first line when off is CAP_CODE_OFF_NONE or no run holds it.
+ */
+uint32_t sym_code_line(const struct cap_code *c, uint32_t off);
 
 #endif /* REP_SYMBOLIZE_H */

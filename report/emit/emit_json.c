@@ -15,7 +15,9 @@
  *   {"name": "f", "offset": 16, "module": "libc.so.6", "file": null, "line": null,
  *    "inlined": false, "kernel": false}
  *
- * with "reason" (why it has no name) instead of a null name's silence. Frames are keyed exactly
+ * with "reason" (why it has no name) instead of a null name's silence. An interpreter frame
+ * (Python, format.md 4.11) says "lang": "python" last; its offset is its instruction's (null
+ * before the first), its file and line the code's. Frames are keyed exactly
  * (every field), so stacks that differ in an offset stay apart. Strings are escaped per RFC 8259;
  * bytes that are not UTF-8 become U+FFFD.
  */
@@ -96,10 +98,14 @@ static void json_configure(const struct rep_opts *o, bool profile, struct rep_mo
 static void json_frame(FILE *out, const struct rep_model *m, uint32_t id, bool kernel)
 {
 	const struct rep_frame *f = rep_model_frame(m, id);
+	bool py = f->flags & REP_FRAME_F_PYTHON;
 
 	fputs("{\"name\": ", out);
 	emit_json_string(out, f->name);
-	fprintf(out, ", \"offset\": %" PRIu64 ", \"module\": ", f->offset);
+	if (py && f->offset == CAP_CODE_OFF_NONE)
+		fputs(", \"offset\": null, \"module\": ", out);
+	else
+		fprintf(out, ", \"offset\": %" PRIu64 ", \"module\": ", f->offset);
 	emit_json_string(out, f->module);
 	fputs(", \"file\": ", out);
 	emit_json_string(out, f->file);
@@ -113,6 +119,8 @@ static void json_frame(FILE *out, const struct rep_model *m, uint32_t id, bool k
 		fputs(", \"reason\": ", out);
 		emit_json_string(out, sym_reason_name(f->reason));
 	}
+	if (py)
+		fputs(", \"lang\": \"python\"", out);
 	fputc('}', out);
 }
 

@@ -10,12 +10,15 @@
  *
  * Model: a location per (mapping, address), with one line per function at that address, the
  * inlined ones first (innermost first, as profile.proto says: the last line is the caller the
- * others were inlined into); a function per (name, source file); a mapping per executable
- * mapping seen (start, end, offset, object), plus one for the kernel. Samples with the same
- * locations and labels (pid, tid, comm, probe, host; capture with --by capture) merge across
- * intervals and captures. The filters (--pid, --comm, --probe, --time, --grep, --max-depth)
- * choose rows and frames as in every output; a stack --max-depth cuts keeps whole locations (an
- * address and the functions inlined at it).
+ * others were inlined into); a function per (name, source file, first line); a mapping per
+ * executable mapping seen (start, end, offset, object), plus one for the kernel. Samples with
+ * the same locations and labels (pid, tid, comm, probe, host; capture with --by capture) merge
+ * across intervals and captures. The filters (--pid, --comm, --probe, --time, --grep,
+ * --max-depth) choose rows and frames as in every output; a stack --max-depth cuts keeps whole
+ * locations (an address and the functions inlined at it). An interpreter frame (Python,
+ * format.md 4.11) is a location of no mapping at its code object's address, one per (code
+ * object, instruction), whose line is the executing line of a function that has the code's file
+ * name and first line (start_line).
  *
  * Captures come one at a time, and nothing of one is kept but the profile's tables: a first
  * pass weighs each (rep_pprof__weigh(): which process is the profile's main one), the second
@@ -132,6 +135,7 @@ enum {
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 /* ---- the profile being built ----------------------------------------------------------------- */
@@ -224,12 +228,13 @@ static int key_lookup(struct rep_pprof *b, uint32_t *counter, uint32_t *id)
 	return 1;
 }
 
-static int function_id(struct rep_pprof *b, const char *name, const char *file, uint32_t *id)
+static int function_id(struct rep_pprof *b, const char *name, const char *file, uint32_t start,
+		       uint32_t *id)
 {
 	int64_t n, f;
 	int err;
 
-	snprintf(b->key, sizeof(b->key), "f:%s\n%s", name, file ? file : "");
+	snprintf(b->key, sizeof(b->key), "f:%s\n%s\n%u", name, file ? file : "", start);
 	err = key_lookup(b, &b->nfunctions, id);
 	if (err <= 0)
 		return err;
@@ -242,6 +247,7 @@ static int function_id(struct rep_pprof *b, const char *name, const char *file, 
 	/* the raw (mangled) name is not kept apart from the demangled one by the symbolizer */
 	pb_int(&b->tmp2, FUNCTION_SYSTEM_NAME, n);
 	pb_int(&b->tmp2, FUNCTION_FILENAME, f);
+	pb_int(&b->tmp2, FUNCTION_START_LINE, start);
 	pb_msg(&b->functions, PROFILE_FUNCTION, &b->tmp2);
 	return 0;
 }
@@ -332,10 +338,11 @@ static int exe_mapping(struct rep_pprof *b, const struct cap_process *p)
 	return 0;
 }
 
-static int add_line(struct rep_pprof *b, const char *name, const char *file, uint32_t line)
+static int add_line(struct rep_pprof *b, const char *name, const char *file, uint32_t start,
+		    uint32_t line)
 {
 	uint32_t fid;
-	int err = function_id(b, name, file, &fid);
+	int err = function_id(b, name, file, start, &fid);
 
 	if (err)
 		return err;
@@ -360,14 +367,14 @@ static int location_id(struct rep_pprof *b, const struct rep_frame_info *f, uint
 	b->tmp.n = 0;
 	pb_int(&b->tmp, LOCATION_ID, *id);
 	pb_int(&b->tmp, LOCATION_MAPPING_ID, mapping);
-	pb_int(&b->tmp, LOCATION_ADDRESS, addr);
+	pb_int(&b->tmp, LOCATION_ADDRESS, f->lang ? f->code_addr : addr);
 	for (i = 0; f->name && i < f->ninl; i++) {
-		err = add_line(b, f->inl[i].name, f->inl[i].file, f->inl[i].line);
+		err = add_line(b, f->inl[i].name, f->inl[i].file, 0, f->inl[i].line);
 		if (err)
 			return err;
 	}
 	if (f->name) {
-		err = add_line(b, f->name, f->file, f->line);
+		err = add_line(b, f->name, f->file, f->firstline, f->line);
 		if (err)
 			return err;
 	}
@@ -418,6 +425,8 @@ static int shown_ips(struct rep_pprof *b, struct rep_resolver *r, const struct r
 	if (!b->o->max_depth)
 		return 0;
 	for (i = 0; i < s->nips; i++) {
+		if (!kernel && rep_ip_hidden(b->o, s->ips, s->nips, i))
+			continue;	/* --python-frames */
 		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
 		if (err)
 			return err;
@@ -440,6 +449,8 @@ static int side_matches(struct rep_pprof *b, struct rep_resolver *r, const struc
 	int err = s ? shown_ips(b, r, ri, row, kernel, s, &n) : 0;
 
 	for (i = 0; i < n && !err; i++) {
+		if (!kernel && rep_ip_hidden(b->o, s->ips, s->nips, i))
+			continue;	/* --python-frames */
 		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
 		if (err)
 			return err;
@@ -468,6 +479,8 @@ static int add_stack(struct rep_pprof *b, struct rep_resolver *r, const struct r
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
+		if (!kernel && rep_ip_hidden(b->o, s->ips, s->nips, i))
+			continue;	/* --python-frames */
 		err = rep_resolver__frame(r, ri, row, kernel, i > 0, s->ips[i], &f);
 		if (!err && kernel)
 			err = kernel_mapping_id(b, &map);

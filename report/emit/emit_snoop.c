@@ -17,7 +17,9 @@
  * (time.time() - start_ts): here since the capture's start, and function, the probe as given on
  * the command line: here the SPEC as recorded. Ours beyond bcc: the user stack after the kernel
  * stack (bcc prints kernel stacks only), -K/-U, "0x%016x " before each name with -A (as bcc
- * profile -A), " (FILE:LINE)" with -l.
+ * profile -A), " (FILE:LINE)" with -l. An interpreter frame (Python, format.md 4.11) reads
+ * "NAME (FILE:LINE)" as in the other layouts (-A: its code object's address), and
+ * --python-frames picks the frames as for them.
  *
  * Events print as each capture is added (the emitter's stream_* hooks): a capture's events are
  * not kept once it is printed, whatever the number of captures.
@@ -25,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../report.h"
 
@@ -41,6 +44,7 @@ struct snoop_frame {
 	uint64_t addr, offset;
 	const char *name, *file;	/* NULL when unnamed, unknown */
 	uint32_t line;
+	bool py;		/* an interpreter frame: addr is its code object's */
 };
 
 struct snoop_out {
@@ -74,8 +78,9 @@ static int add_frame(struct snoop_out *s, const struct rep_interval *ri, uint32_
 	err = rep_resolver__frame(s->res, ri, row, kernel, is_return, addr, &fi);
 	if (err)
 		return err;
-	s->frames[s->nframes++] = (struct snoop_frame){ addr, fi->offset, fi->name, fi->file,
-							  fi->line };
+	s->frames[s->nframes++] = (struct snoop_frame){ fi->lang ? fi->code_addr : addr,
+							  fi->offset, fi->name, fi->file,
+							  fi->line, fi->lang };
 	return 0;
 }
 
@@ -86,7 +91,8 @@ static int add_stack(struct snoop_out *s, const struct rep_interval *ri, uint32_
 	int err = 0;
 
 	for (uint32_t i = 0; st && i < st->nips && !err; i++)
-		err = add_frame(s, ri, row, kernel, i > 0, st->ips[i]);
+		if (kernel || !rep_ip_hidden(s->o, st->ips, st->nips, i))
+			err = add_frame(s, ri, row, kernel, i > 0, st->ips[i]);
 	return err;
 }
 
@@ -100,6 +106,21 @@ static bool grep_matches(const struct snoop_out *s)
 	return false;
 }
 
+/* An interpreter frame's file (its base name) and line, as the other layouts show them. */
+static void print_code_place(const struct snoop_out *s, const struct snoop_frame *f)
+{
+	const char *file = f->file ? strrchr(f->file, '/') : NULL;
+
+	if (!f->file)
+		return;
+	file = file && file[1] ? file + 1 : f->file;
+	fputs(" (", s->out);
+	rep_fputs_escaped(s->out, file, 0);
+	if (!s->o->no_python_lines)
+		fprintf(s->out, ":%" PRIu32, f->line);
+	fputc(')', s->out);
+}
+
 /* "\t%s" % b.ksym(addr, show_offset=offset), with our -A and -l */
 static void print_frame(const struct snoop_out *s, const struct snoop_frame *f)
 {
@@ -111,9 +132,12 @@ static void print_frame(const struct snoop_out *s, const struct snoop_frame *f)
 		return;
 	}
 	rep_fputs_escaped(s->out, f->name, 0);
-	if (s->o->offset)
+	if (f->py) {
+		print_code_place(s, f);
+	} else if (s->o->offset) {
 		fprintf(s->out, "+0x%" PRIx64, f->offset);
-	if (s->o->lines && f->file) {
+	}
+	if (s->o->lines && f->file && !f->py) {
 		fputs(" (", s->out);
 		rep_fputs_escaped(s->out, f->file, 0);
 		fprintf(s->out, ":%" PRIu32 ")", f->line);

@@ -10,7 +10,7 @@
  *   <rect .../><text ...>NAME, cut to the width</text></g>
  *
  * (START: samples left of the frame). Colours are deterministic: a hash of the name picks a warm
- * colour, a cool one for kernel frames. With --diff the width is AFTER's count and the colour the
+ * colour, a cool one for kernel frames, a green one for interpreter (Python) frames. With --diff the width is AFTER's count and the colour the
  * change against BEFORE (red grew, blue shrank, saturation by the change over the largest
  * change), the title adds "; before N".
  *
@@ -40,6 +40,7 @@ struct snode {
 	uint32_t name;		/* string id */
 	uint32_t depth;
 	bool kernel;
+	bool python;
 	uint64_t count;		/* width: samples (AFTER's with --diff) */
 	double before;		/* --diff: BEFORE's samples, scaled */
 	uint64_t start;		/* samples left of the node, at its depth */
@@ -70,7 +71,8 @@ static bool child_eq(const void *ctx, uint32_t val)
 	return k->s->nodes[val].parent == k->parent && k->s->nodes[val].name == k->name;
 }
 
-static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem *e)
+static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem *e,
+		     bool python)
 {
 	int64_t name = rep_strtab__intern(&s->names, e->name);
 	struct child_key key = { s, parent, 0 };
@@ -102,7 +104,7 @@ static int64_t child(struct svg *s, uint32_t parent, const struct emit_path_elem
 		return err;
 	s->nodes[s->n] = (struct snode){ .parent = parent, .name = name,
 					 .depth = s->nodes[parent].depth + 1,
-					 .kernel = e->kernel };
+					 .kernel = e->kernel, .python = python };
 	if (s->nodes[s->n].depth > s->max_depth)
 		s->max_depth = s->nodes[s->n].depth;
 	return s->n++;
@@ -169,7 +171,7 @@ static int svg_add_model(struct svg *s, const struct rep_model *m, const struct 
 		for (j = 0, at = 0; j < n && !err; j++) {
 			if (j == skip)
 				continue;
-			at = child(s, at, &path[j]);
+			at = child(s, at, &path[j], rep_model_frame_python(m, path[j].frame));
 			if (at < 0)
 				err = at;
 			else
@@ -279,6 +281,9 @@ static void colour(const struct svg *s, const struct snode *n, double max_delta,
 	} else if (n->kernel) {
 		snprintf(buf, len, "rgb(%d,%d,%d)", (int)(50 + 60 * v1), (int)(160 + 60 * v2),
 			 (int)(200 + 55 * v3));
+	} else if (n->python) {
+		snprintf(buf, len, "rgb(%d,%d,%d)", (int)(40 + 60 * v1), (int)(180 + 60 * v2),
+			 (int)(50 + 60 * v3));
 	} else {
 		snprintf(buf, len, "rgb(%d,%d,%d)", (int)(205 + 50 * v3), (int)(230 * v1),
 			 (int)(55 * v2));

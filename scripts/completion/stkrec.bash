@@ -43,12 +43,13 @@ _stkrec() {
 	-e | --event) mapfile -t COMPREPLY < <(compgen -W "$(_stk_events "$tool")" -- "$cur"); return ;;
 	--unwind) mapfile -t COMPREPLY < <(compgen -W "fp cfi auto" -- "$cur"); return ;;
 	--rotate) mapfile -t COMPREPLY < <(compgen -W "signal" -- "$cur"); return ;;
+	--python-frames) mapfile -t COMPREPLY < <(compgen -W "native python mixed" -- "$cur"); return ;;
 	-p | --pid) mapfile -t COMPREPLY < <(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"); return ;;
 	-F | --frequency | -c | --count | -C | --cpu | -i | --interval | -D | --duration | \
 	-L | -t | --tid | -m | -M | --min-block | --max-block | --min-block-time | \
 	--max-block-time | --state | --stack-storage-size | --hash-storage-size | \
 	--max-kprobes | --ringbuf-size | --unwind-memory | --max-files | --max-disk | --flight | \
-	--flight-memory) return ;;
+	--flight-memory | --python-names) return ;;
 	esac
 	word=$(_stk_word)
 	case $word in
@@ -70,6 +71,7 @@ _stkreport() {
 	case $prev in
 	--by) mapfile -t COMPREPLY < <(compgen -W "host capture pid comm probe interval" -- "$cur"); return ;;
 	--symfs | --debug-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+	--python-frames) mapfile -t COMPREPLY < <(compgen -W "native python mixed" -- "$cur"); return ;;
 	--sqlite | --pprof | --svg) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	--sql | --pid | --comm | --probe | --time | --grep | --max-depth | --tree-min) return ;;
 	esac

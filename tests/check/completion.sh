@@ -49,6 +49,8 @@ rec=$OUTPUT/stkrec rep=$OUTPUT/stkreport
 expect unwind_option "--unwind --unwind-memory" "$rec" --unw
 expect unwind_value "auto cfi fp" "$rec" --unwind ""
 expect event_value "page-faults" "$rec" -e pa
+expect python_frames_value "mixed native python" "$rec" --python-frames ""
+expect report_python_frames_value "mixed" "$rep" --python-frames m
 expect report_by "capture comm" "$rep" --by c
 expect report_option "--symfs" "$rep" --sym
 expect block_time "--min-block --min-block-time" "$rec" --min-bl

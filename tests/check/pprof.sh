@@ -96,7 +96,7 @@ fi
 have_python=1
 command -v python3 >/dev/null || have_python=0
 
-for case in count profile unknown merge saturated offcpu faults; do
+for case in count profile unknown merge saturated offcpu faults python; do
 	out=$tmp/$case.pb.gz
 	if ! "$STKREPORT" -q --symfs tests/golden/elf --pprof "$out" "tests/golden/$case/input.stk" \
 		>"$tmp/stdout" 2>"$tmp/err"; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# tests/golden/svg_check.py NAME FILE.svg [PATH=COUNT[:before=N][:hue=red|blue|kernel|user]]...
+# tests/golden/svg_check.py NAME FILE.svg [PATH=COUNT[:before=N][:hue=red|blue|kernel|user|python]]...
 #                          [title=TEXT] [inverted]
 # Checks a flame graph written by stkreport --svg: valid XML (SVG namespace), the script with
 # zoom and search (also Ctrl-F and ?s=REGEX), every frame's rectangle where its data-s/data-n put it (x and width to 0.1 px
@@ -39,6 +39,8 @@ def hue(fill):
         return "user"
     if r <= 110 and b >= 200:
         return "kernel"
+    if r <= 100 and g >= 180 and b <= 110:
+        return "python"
     return f"other {fill}"
 
 

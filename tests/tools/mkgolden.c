@@ -1174,6 +1174,91 @@ static void newer(uint8_t *buf, size_t *len, void *ctx)
 	buf[15] = crc >> 24;
 }
 
+/*
+ * A sampling capture of a Python program (format.md 4.11): golden.elf stands in for the
+ * interpreter, stk_top for its evaluation function, whose native frame each run of Python
+ * frames follows; main for Py_BytesMain, stk_mid for a C function calling back into Python
+ * (sorted with a key), read_file for a C function Python calls. Two stacks differ only in a
+ * Python frame's line, one holds a code object that could not be named. before.stk is another
+ * run: other code ids and addresses, other counts, for --diff, which matches frames by name.
+ */
+static void python_capture(struct out *o, const char *file, bool before)
+{
+	static struct cap_mapping m400[1];
+	struct cap_process procs[] = { { 400, 0, 5000, "python3", "/golden.elf", 1, m400 } };
+	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
+	const struct cap_kv extra[] = { { "python_frames", "python" } };
+	struct cap_code_line l_module[] = { { 0, 1 }, { 10, 40 } };
+	struct cap_code_line l_handle[] = { { 0, 20 }, { 4, 22 }, { 12, 23 } };
+	struct cap_code_line l_parse[] = { { 0, 8 }, { 2, 9 } };
+	/* another run numbers and places its code objects otherwise */
+	const uint32_t id0 = before ? 10 : 0;
+	const uint64_t a0 = before ? 0x7f0000200000ull : 0x7f0000100000ull;
+	struct cap_code codes[] = {
+		{ id0 + 1, CAP_LANG_PYTHON, CAP_CODE_NAMED, a0, "<module>", "/srv/app.py", 1, 2,
+		  l_module },
+		{ id0 + 2, CAP_LANG_PYTHON, CAP_CODE_NAMED, a0 + 0x400, "Worker.handle",
+		  "/srv/app.py", 20, 3, l_handle },
+		{ id0 + 3, CAP_LANG_PYTHON, CAP_CODE_NAMED, a0 + 0x800, "parse", "/srv/app.py", 8, 2,
+		  l_parse },
+		{ id0 + 4, CAP_LANG_PYTHON, CAP_CODE_NAMED, a0 + 0xc00, "keyfn",
+		  "/usr/lib/python3/sorting.py", 30, 0, NULL },
+		{ id0 + 5, CAP_LANG_PYTHON, CAP_CODE_CHANGED, a0 + 0x1000, NULL, NULL, 0, 0, NULL },
+	};
+	struct cap_record rec = { .type = CAP_CHUNK_CODES, .codes = { 5, codes } };
+	const uint64_t k_getppid[] = { K_GETPPID + 0x10, K_DO_SYSCALL + 0x40, K_ENTRY + 0x44, 0 };
+	const uint64_t eval = at(&golden, "stk_top", 0x12), root = at(&golden, "main", 0x1a);
+	const uint64_t module = CAP_CODE_FRAME(id0 + 1, 12);
+	/* the interpreter running parse's line 9 itself */
+	const uint64_t u_parse[] = { at(&golden, "stk_top", 4), CAP_CODE_FRAME(id0 + 3, 3),
+				     CAP_CODE_FRAME(id0 + 2, 5), module, root, 0 };
+	/* handle at line 23, not 22: another stack */
+	const uint64_t u_parse23[] = { at(&golden, "stk_top", 4), CAP_CODE_FRAME(id0 + 3, 3),
+				       CAP_CODE_FRAME(id0 + 2, 13), module, root, 0 };
+	/* parse calling C: read_file <- parse_config <- the interpreter */
+	const uint64_t u_read[] = { at(&golden, "read_file", 0x30),
+				    at(&golden, "parse_config", 0x11), eval,
+				    CAP_CODE_FRAME(id0 + 3, 2), CAP_CODE_FRAME(id0 + 2, 5), module,
+				    root, 0 };
+	/* C calling Python: keyfn (no instruction run yet) under stk_mid under handle */
+	const uint64_t u_key[] = { eval, CAP_CODE_FRAME(id0 + 4, CAP_CODE_OFF_NONE),
+				   at(&golden, "stk_mid", 0x10), eval, CAP_CODE_FRAME(id0 + 2, 13),
+				   module, root, 0 };
+	/* a code object freed and its address reused before stkrec read it */
+	const uint64_t u_changed[] = { eval, CAP_CODE_FRAME(id0 + 5, 7), module, root, 0 };
+	/* an activation in its prologue: no Python frame yet, the interpreter's own shows */
+	const uint64_t u_prologue[] = { at(&golden, "stk_top", 0), at(&golden, "stk_mid", 0x10),
+					eval, CAP_CODE_FRAME(id0 + 2, 5), module, root, 0 };
+	struct ivb b;
+	uint32_t kg;
+
+	m400[0] = text_map(&golden);
+	open_case_file(o, "python", file);
+	put_meta_kv(o, "profile", probes, 1, "golden-host", "6.1.0-golden", "99", extra, 1);
+	put_ksyms(o, false);
+	put_procs(o, procs, 1);
+	put(o, &rec);
+	iv_begin(&b, 0);
+	kg = iv_stack(&b, true, k_getppid);
+	iv_row(&b, 0, 400, "python3", 0, iv_stack(&b, false, u_parse), 0, before ? 20 : 30);
+	iv_row(&b, 0, 400, "python3", kg, iv_stack(&b, false, u_read), 0, before ? 6 : 12);
+	if (!before) {
+		iv_row(&b, 0, 400, "python3", 0, iv_stack(&b, false, u_parse23), 0, 5);
+		iv_row(&b, 0, 400, "python3", 0, iv_stack(&b, false, u_key), 0, 7);
+		iv_row(&b, 0, 400, "python3", 0, iv_stack(&b, false, u_changed), 0, 2);
+		iv_row(&b, 0, 400, "python3", 0, iv_stack(&b, false, u_prologue), 0, 1);
+	}
+	iv_put(o, &b);
+	put_losses(o, 0, CAP_LOSS_PY_UNNAMED, 1, CAP_LOSS_PY_BAD_FRAME, before ? 0 : 3);
+	close_case(o, true);
+}
+
+static void case_python(struct out *o)
+{
+	python_capture(o, "before.stk", true);
+	python_capture(o, "input.stk", false);
+}
+
 int main(int argc, char **argv)
 {
 	struct out o = { 0 };
@@ -1201,6 +1286,7 @@ int main(int argc, char **argv)
 	case_ksyms(&o);
 	case_control(&o);
 	case_control_snoop(&o);
+	case_python(&o);
 
 	/* recorder killed inside the second interval chunk */
 	case_count(&o, "truncated", false);
