@@ -320,7 +320,8 @@ demo:
 
 bench:
 	$(Q)scripts/install-deps --bench
-	$(Q)$(MAKE) --no-print-directory tools workloads $(OUTPUT)/bench/floor
+	$(Q)$(MAKE) --no-print-directory tools workloads $(OUTPUT)/bench/floor \
+		$(OUTPUT)/tests/tools/capdump
 	$(Q)OUTPUT=$(OUTPUT) bench/run
 
 # bench/floor: the least BPF program that counts stacks (bench/run's reference per event).

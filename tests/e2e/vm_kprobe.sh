@@ -6,6 +6,8 @@
 # the workloads (tests/vm/mkinitramfs.sh), runs tests/vm/kfunc.sh inside and relays its `ok`/`not ok`/
 # `skip` lines from the serial console. The stkrec that runs there is the one built here: the
 # CO-RE portability check. Skips loudly only when qemu or a kernel image cannot be installed.
+# With Debian's python3.11 on this host (tests/vm/pytree.sh copies it and the modules it needs),
+# tests/vm/python.sh samples and traces tests/workloads/wl_python.py there too.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUTPUT=${OUTPUT:-.output}
@@ -51,8 +53,15 @@ nofp=$OUTPUT/tests/workloads/nofp/wl_syscall
 [ -x "$nofp" ] || { echo "not ok vm_kprobe: $nofp is not built (make workloads)"; exit 1; }
 cp "$nofp" "$tmp/wl_syscall_nofp"
 bins+=("$tmp/wl_syscall_nofp")
+trees=()
+if tests/vm/pytree.sh "$tmp/py" 2>"$tmp/py.err"; then
+	trees=(-t "$tmp/py")
+else
+	echo "skip vm.python: SKIP: Python frames NOT tested on 6.1: $(head -1 "$tmp/py.err")" \
+		"(Debian: apt-get install python3.11)"
+fi
 t0=$(date +%s.%N)
-if ! tests/vm/mkinitramfs.sh "$tmp/initrd.gz" "${bins[@]}" 2>"$tmp/mk.err"; then
+if ! tests/vm/mkinitramfs.sh "${trees[@]}" "$tmp/initrd.gz" "${bins[@]}" 2>"$tmp/mk.err"; then
 	echo "not ok vm_kprobe.initramfs: $(head -1 "$tmp/mk.err")"
 	exit 1
 fi

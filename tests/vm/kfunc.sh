@@ -16,17 +16,8 @@ LEAF=$(awk -v a="$GETPPID" '$1 == a { print $3; exit }' /proc/kallsyms)
 STACK="wl_syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;$LEAF"
 TF=/sys/kernel/tracing/available_filter_functions
 
-ok() { echo "ok $1"; }
-not_ok() { echo "not ok $1: $2"; }
-skip() { echo "skip $1: $2"; }
-check_eq() { # NAME EXPECTED ACTUAL [FILE]
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1" "expected '$2', got '$3'"
-		[ -n "${4:-}" ] && sed -e 's/^/    | /' "$4" | head -20
-	fi
-}
+# shellcheck source=tests/vm/lib.sh
+. /vmlib.sh
 
 # run NAME MECH ARGS...: stkrec -q -K ARGS -- wl_syscall N with STKREC_KFUNC=MECH (- for
 # stkrec's own choice), then the folded kernel stacks in NAME.f and the summary in NAME.sum.
