@@ -58,7 +58,8 @@ total=$(stk -q -f "${captures[@]}" | awk '{ s += $NF } END { print s + 0 }')
 stk --clickhouse "$URL" "${captures[@]}" >"$tmp/load.out" 2>"$tmp/load.err"
 rc=$?
 if [ $rc = 0 ] && [ ! -s "$tmp/load.out" ] &&
-	grep -q "^# clickhouse: 127.0.0.1:$CH_H1, database stk: 6 captures loaded" "$tmp/load.err"; then
+	grep -q "^# clickhouse: 127.0.0.1:$CH_H1, database stk: 6 captures loaded" \
+		"$tmp/load.err"; then
 	ok clickhouse/load
 else
 	fail clickhouse/load "exit $rc: $(grep -v '^# [a-z]' "$tmp/load.err" | head -5)"
@@ -119,7 +120,8 @@ for host in web1 web2 db1; do
 		awk -v h=$host '$NF == "stk_leaf" && $2 + 0 > 10 {
 			gsub(/%/, ""); printf "%s %.2f %.2f %.2f\n", h, $3, $5, $2 }' >>"$tmp/share.want"
 done
-ch_query "$CH_T1" share-jump | awk '{ printf "%s %.2f %.2f %.2f\n", $1, $2, $3, $4 }' >"$tmp/share.got"
+ch_query "$CH_T1" share-jump | awk '{ printf "%s %.2f %.2f %.2f\n", $1, $2, $3, $4 }' \
+	>"$tmp/share.got"
 compare share-jump "$tmp/share.want" "$tmp/share.got"
 
 # again: every capture skipped, nothing counted twice

@@ -34,7 +34,8 @@ ch_ports() {
 		ch_port_free $base && ch_port_free $((base + 1)) && ch_port_free $((base + 2)) &&
 			ch_port_free $((base + 3)) && ch_port_free $((base + 4)) && break
 	done
-	CH_H1=$base CH_H2=$((base + 1)) CH_T1=$((base + 2)) CH_T2=$((base + 3)) CH_DOWN=$((base + 4))
+	CH_H1=$base CH_H2=$((base + 1)) CH_T1=$((base + 2)) CH_T2=$((base + 3))
+	CH_DOWN=$((base + 4))
 }
 
 # ch_users FILE: users default; reader, read-only; small, whose INSERTs are cut into blocks of 4
@@ -120,7 +121,8 @@ ch_start() {
 			sleep 0.1
 		done
 	done
-	ch_sql "$CH_T1" --query "SELECT 1" >/dev/null && ch_sql "$CH_T2" --query "SELECT 1" >/dev/null
+	ch_sql "$CH_T1" --query "SELECT 1" >/dev/null &&
+		ch_sql "$CH_T2" --query "SELECT 1" >/dev/null
 }
 
 # ch_logs: the servers' last words, on one line, for a start that failed
@@ -164,7 +166,7 @@ ch_doc_sql() {
 
 # ch_run_statements PORT DATABASE: each statement of stdin (ending with ";" at a line end), alone
 ch_run_statements() {
-	local port=$1 db=$2 stmt= line
+	local port=$1 db=$2 stmt='' line
 	while IFS= read -r line; do
 		stmt+="$line"$'\n'
 		case $line in *\;)
@@ -196,6 +198,7 @@ ch_query() {
 # ch_by_host_columns: `stkreport -f --by host` lines (host;comm;stack count) as the columns of
 # the top-stacks query (host, comm, stack, count), tab-separated
 ch_by_host_columns() {
-	awk '{ c = $NF; sub(/ [0-9]+$/, ""); h = $0; sub(/;.*/, "", h); r = substr($0, length(h) + 2)
-		m = r; sub(/;.*/, "", m); printf "%s\t%s\t%s\t%s\n", h, m, substr(r, length(m) + 2), c }'
+	awk '{ c = $NF; sub(/ [0-9]+$/, ""); h = $0; sub(/;.*/, "", h)
+		r = substr($0, length(h) + 2); m = r; sub(/;.*/, "", m)
+		printf "%s\t%s\t%s\t%s\n", h, m, substr(r, length(m) + 2), c }'
 }
