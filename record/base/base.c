@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * base.c: what every room of record/ uses: messages, the clock, threads started with signals
- * blocked, eventfd wake-ups, arrays that grow by doubling.
+ * blocked (and raised in priority), eventfd wake-ups, arrays that grow by doubling.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include "base.h"
 
@@ -44,6 +45,12 @@ int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 	err = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
+}
+
+void rec_thread_urgent(void)
+{
+	/* a thread id names that thread alone (setpriority(2), BUGS); unprivileged, it fails */
+	(void)setpriority(PRIO_PROCESS, gettid(), -20);
 }
 
 void rec_eventfd_signal(int fd)

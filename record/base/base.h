@@ -112,6 +112,13 @@ uint64_t rec_now_ns(void);
  * asleep until its next look. 0 or pthread_create's error.
  */
 int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+/*
+ * Give the calling thread the highest priority of the normal scheduling class (nice -20), for a
+ * thread that only takes records out of a ring the kernel fills (the deferred events'): late, it
+ * loses records; its work is a copy of what the kernel hands it. Without the privilege
+ * (CAP_SYS_NICE) the thread keeps its priority.
+ */
+void rec_thread_urgent(void);
 /* Make eventfd fd readable (a wake-up, or a request to stop). */
 void rec_eventfd_signal(int fd);
 /*

@@ -116,9 +116,10 @@ void rec_meta_free(struct cap_meta *meta);
 /* ---- deferred events (defer.c) ------------------------------------------------------------- */
 
 /*
- * The consumer of BPF's deferred events (struct stk_deferred): walks their user stacks in user
- * space and counts them into counts. NULL (errno unchanged) when the run defers nothing
- * (maps->deferred_fd < 0: --unwind fp, --snoop, --offcpu), or with errno set.
+ * The consumer of BPF's deferred events (struct stk_deferred): a thread of its own takes them out
+ * of the ring into memory as they come, and rec_defer__consume() walks their user stacks and
+ * counts them into counts. NULL (errno unchanged) when the run defers nothing
+ * (maps->deferred_fd < 0: --unwind fp), or with errno set.
  */
 struct rec_defer;
 struct rec_snoop;
@@ -127,9 +128,12 @@ struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *
 				 struct rec_unwind *unwind, struct rec_counts *counts,
 				 struct rec_snoop *snoop, struct rec_reader *reader);
 void rec_defer__free(struct rec_defer *df);
-/* Count every deferred event in the ring now (main thread only). Takes NULL. 0 or -errno. */
+/*
+ * Count every deferred event submitted so far, those still in the ring included (main thread
+ * only). Takes NULL. 0 or -errno.
+ */
 int rec_defer__consume(struct rec_defer *df);
-/* Readable when deferred events wait (an epoll fd); -1 for NULL. */
+/* Readable when deferred events wait (an eventfd); -1 for NULL. */
 int rec_defer__fd(const struct rec_defer *df);
 
 /* ---- per-event mode, --snoop (snoop.c) ------------------------------------------------------ */
