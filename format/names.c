@@ -50,6 +50,7 @@ const char *cap_loss_name(unsigned int kind)
 		[CAP_LOSS_PY_NO_THREAD] = "Python frames missing: no thread state found",
 		[CAP_LOSS_PY_UNNAMED] = "Python code objects whose names could not be read",
 		[CAP_LOSS_PY_NAMES_FULL] = "Python frames past the names table (--python-names): unnamed",
+		[CAP_LOSS_PERFMAP_LEFT_OUT] = "bytes of JIT perf maps left out (over stkrec's bounds)",
 	};
 
 	if (kind < CAP_LOSS__COUNT && names[kind])

@@ -414,6 +414,7 @@ static int write_interval(struct run *r)
 	rec_reader__unlock(r->reader);
 	/* objects first: queueing one asks whether it was deleted, which its mappings then say */
 	err = nparts < 0 ? nparts : put_symbols(r, &iv.interval, when);
+	st->losses[CAP_LOSS_PERFMAP_LEFT_OUT] += rec_perfmaps__left_out(r->perfmaps);
 	if (!err)
 		err = put_procs(r, 0);
 	if (!err)
@@ -436,7 +437,7 @@ static int write_interval(struct run *r)
 	r->file_events += st->events;
 	r->stacks += iv.interval.nkstacks + iv.interval.nustacks;
 	for (int i = 0; i < CAP_LOSS__COUNT; i++)
-		r->lost += st->losses[i];
+		r->lost += i == CAP_LOSS_PERFMAP_LEFT_OUT ? 0 : st->losses[i];	/* bytes */
 	memset(st, 0, sizeof(*st));
 	rec_output__interval(r->out, r->w, iv.interval.start_ns, iv.interval.end_ns);
 	rec_interval_free(&iv.interval);

@@ -233,7 +233,10 @@ struct cap_interval {
 	struct cap_row *rows;
 };
 
-/* Loss counters, in events (not stacks). Stored as (kind, count) pairs: new kinds may follow. */
+/*
+ * Loss counters, in events (not stacks; but kind 30, in bytes). Stored as (kind, count) pairs:
+ * new kinds may follow.
+ */
 enum cap_loss {
 	CAP_LOSS_KSTACK_COLLISION = 0,	/* kernel stack: stack storage full (1.x: or a bucket
 					 * collision of the old stack-trace maps) */
@@ -270,6 +273,8 @@ enum cap_loss {
 	CAP_LOSS_PY_UNNAMED = 28,	/* code objects whose names could not be read (CODES reason) */
 	CAP_LOSS_PY_NAMES_FULL = 29,	/* frames of stored stacks whose code object found no room in
 					 * stkrec's names table (--python-names) */
+	CAP_LOSS_PERFMAP_LEFT_OUT = 30,	/* bytes (not events) of JIT perf maps left out: over
+					 * stkrec's bounds (stkrec.8 FILES) */
 	CAP_LOSS__COUNT
 };
 

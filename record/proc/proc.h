@@ -188,6 +188,11 @@ int rec_perfmaps__put(struct rec_perfmaps *pm, struct rec_procs *ps, const struc
 		      struct cap_writer *w);
 /* A new capture file: every map file is read again from its start for the next rows. */
 void rec_perfmaps__new_file(struct rec_perfmaps *pm);
+/*
+ * Bytes of perf maps left out over the bounds (perfmap.c, stkrec.8 FILES) since the last call:
+ * CAP_LOSS_PERFMAP_LEFT_OUT.
+ */
+uint64_t rec_perfmaps__left_out(struct rec_perfmaps *pm);
 /* Parse one perf map line "START SIZE name" (hex); 1 parsed, 0 to skip (malformed). */
 int rec_perfmap_line(const char *line, uint64_t *start, uint64_t *size, char *name, size_t nsz);
 

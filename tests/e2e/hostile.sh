@@ -6,7 +6,8 @@
 #  - as /tmp/perf-PID.map of their own process: a FIFO, a symlink to a root-only file, a 10 GB
 #    sparse file, a root-only file bind-mounted onto it in a user and mount namespace of its
 #    own; and one made by another user (daemon) for nobody's process: the recording ends on
-#    time, reports, and holds none of those files' lines. A map of nobody's own is read.
+#    time, reports, and holds none of those files' lines. A map of nobody's own is read. And
+#    root's map of 256 MiB of tiny lines for root's process: read up to stkrec's bounds.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -132,7 +133,8 @@ done
 check_eq pm.exit 0 "$rc" "$tmp/pm.err"
 check_true pm.on_time "-D 2 to end within 20 s, took ${took} s" test "$took" -le 20
 check_true pm.sparse_warned "a warning for the 10 GB file, got: $(grep -v '^Sampling' "$tmp/pm.err" | head -3)" \
-	grep -q 'perf-[0-9]*\.map: read 256 MiB, the rest is left out' "$tmp/pm.err"
+	grep -q 'perf-[0-9]*\.map: over its 64 MiB (stkrec(8) FILES), the rest is left out' \
+	"$tmp/pm.err"
 "$PWD/$OUTPUT/tests/tools/capdump" "$tmp/pm.stk" >"$tmp/pm.dump"
 lacks() { ! grep -qa "$1" "$tmp/pm.dump"; }
 check_true pm.own_read "nobody's own map read (NOBODY_OWN)" grep -qa NOBODY_OWN "$tmp/pm.dump"
@@ -141,4 +143,65 @@ check_true pm.no_daemon_file "no line of daemon's file" lacks DAEMON_PLANTED
 check_true pm.no_bound_file "no line of the root-only file bound in a namespace" lacks ROOT_BOUND_LINE
 report pm_rep "$tmp/pm.stk" -q
 check_eq pm.reports 0 $? "$tmp/pm_rep.rerr"
+
+# A map of 256 MiB of 6-byte lines (read whole, it kept `stkrec -D 5` running 14.3 s on 12.7 s of
+# CPU): the recording ends on time, with its CPU bounded, both against the same recording
+# without the map (ratios: the host is shared); the first 1,000,000 lines are copied, and the
+# rest is counted as left out, in bytes.
+timed() { # NAME ARGS...: rec NAME ARGS; "WALL_MS CPU_MS STATUS" (CPU: user + system, getrusage)
+	local TIMEFORMAT='%3R %3U %3S'
+	{ { time rec "$@"; } 2>&1; echo "$?"; } |
+		awk 'NR == 1 { t = sprintf("%d %d", $1 * 1000, ($2 + $3) * 1000) } NR == 2 { print t, $1 }'
+}
+perfmap_syms() { # CAPTURE: the symbols of its PERFMAP records
+	"$PWD/$OUTPUT/tests/tools/capdump" "$1" |
+		awk '/^perfmap / { sub(/.*syms=/, ""); n += $1 } END { print n + 0 }'
+}
+wl_bg pm_tiny "$WL/wl_burner" -v 30
+read -r nomap_wall nomap_cpu rc < <(timed pm_nomap -q -F 49 -D 5 -o "$tmp/pm_nomap.stk" -p "$WL_PID")
+check_eq pm_nomap.exit 0 "$rc" "$tmp/pm_nomap.err"
+tiny_bytes=$((256 << 20))
+yes '0 1 a' | head -c "$tiny_bytes" >"/tmp/perf-$WL_PID.map"
+read -r tiny_wall tiny_cpu rc < <(timed pm_tiny -q -F 49 -D 5 -o "$tmp/pm_tiny.stk" -p "$WL_PID")
+rm -f "/tmp/perf-$WL_PID.map"
+kill "$WL_JOB" 2>/dev/null
+check_eq pm_tiny.exit 0 "$rc" "$tmp/pm_tiny.err"
+echo "# pm_tiny: -D 5 took ${tiny_wall} ms, ${tiny_cpu} ms of CPU; without the map ${nomap_wall} ms," \
+	"${nomap_cpu} ms"
+check_true pm_tiny.on_time "at most 2 times the ${nomap_wall} ms without the map, took ${tiny_wall} ms" \
+	test "$tiny_wall" -le $((2 * nomap_wall))
+check_true pm_tiny.cpu "at most 10 times the ${nomap_cpu} ms of CPU without the map (20 ms at least), \
+took ${tiny_cpu} ms" test "$tiny_cpu" -le $((10 * (nomap_cpu > 20 ? nomap_cpu : 20)))
+check_true pm_tiny.warned "a warning naming the bound, got: $(grep -v '^Sampling' "$tmp/pm_tiny.err" | head -3)" \
+	grep -q "perf-$WL_PID\.map: over its 1000000 lines (stkrec(8) FILES), the rest is left out" \
+	"$tmp/pm_tiny.err"
+check_eq pm_tiny.symbols 1000000 "$(perfmap_syms "$tmp/pm_tiny.stk")"
+report pm_tiny_rep "$tmp/pm_tiny.stk" -f
+check_eq pm_tiny.left_out $((tiny_bytes - 1000000 * 6)) \
+	"$(lost_count "$tmp/pm_tiny_rep.rerr" "bytes of JIT perf maps left out (over stkrec's bounds)")" \
+	"$tmp/pm_tiny_rep.rerr"
+
+# Five processes with a map of 1,000,000 such lines each: the capture gets 4,000,000 lines,
+# its bound, and counts the last map's 6,000,000 bytes as left out.
+pids=()
+for i in 1 2 3 4 5; do
+	wl_bg "pm_run$i" "$WL/wl_burner" -v 8
+	pids+=("$WL_PID")
+	yes '0 1 a' | head -n 1000000 >"/tmp/perf-$WL_PID.map"
+done
+rec pm_run -q -F 49 -D 2 -o "$tmp/pm_run.stk" -p "$(IFS=,; echo "${pids[*]}")"
+rc=$?
+for p in "${pids[@]}"; do
+	kill "$p" 2>/dev/null
+	rm -f "/tmp/perf-$p.map"
+done
+check_eq pm_run.exit 0 "$rc" "$tmp/pm_run.err"
+check_true pm_run.warned "a warning naming the capture's bound, got: $(grep -v '^Sampling' "$tmp/pm_run.err" | head -3)" \
+	grep -q "over the capture's 4000000 lines of perf maps (stkrec(8) FILES), the rest of every perf map is left out" \
+	"$tmp/pm_run.err"
+check_eq pm_run.symbols 4000000 "$(perfmap_syms "$tmp/pm_run.stk")"
+report pm_run_rep "$tmp/pm_run.stk" -f
+check_eq pm_run.left_out 6000000 \
+	"$(lost_count "$tmp/pm_run_rep.rerr" "bytes of JIT perf maps left out (over stkrec's bounds)")" \
+	"$tmp/pm_run_rep.rerr"
 e2e_done

@@ -51,6 +51,23 @@ static void test_perfmap_line(void)
 		       rec_perfmap_line("hello world\n", &start, &size, buf, sizeof(buf)));
 	(void)T_EQ_INT("test_rec_perfmap_line_no_name", 0,
 		       rec_perfmap_line("1000 20\n", &start, &size, buf, sizeof(buf)));
+	(void)T_EQ_INT("test_rec_perfmap_line_blank_name", 0,
+		       rec_perfmap_line("1000 20 \r\n", &start, &size, buf, sizeof(buf)));
+	r = rec_perfmap_line("\t0x7F00000010aB\t0X1f   v8::Foo\r\n", &start, &size, buf,
+			     sizeof(buf));
+	(void)T_EQ_INT("test_rec_perfmap_line_0x_tabs_rc", 1, r);
+	(void)T_EQ_U64("test_rec_perfmap_line_0x_start", 0x7f00000010abull, start);
+	(void)T_EQ_U64("test_rec_perfmap_line_0x_size", 0x1f, size);
+	(void)T_EQ_STR("test_rec_perfmap_line_0x_name", "v8::Foo", r == 1 ? name : "(rc 0)");
+	r = rec_perfmap_line("ffffffffffffffff 1 top\n", &start, &size, buf, sizeof(buf));
+	(void)T_EQ_U64("test_rec_perfmap_line_16_digits", ~0ull, r == 1 ? start : 0);
+	(void)T_EQ_INT("test_rec_perfmap_line_17_digits", 0,
+		       rec_perfmap_line("10000000000000000 1 big\n", &start, &size, buf,
+					sizeof(buf)));
+	(void)T_EQ_INT("test_rec_perfmap_line_glued_name", 0,
+		       rec_perfmap_line("1000 20name\n", &start, &size, buf, sizeof(buf)));
+	(void)T_EQ_INT("test_rec_perfmap_line_sign", 0,
+		       rec_perfmap_line("-1000 20 neg\n", &start, &size, buf, sizeof(buf)));
 }
 
 /* The executable mapping of this process that contains addr, from /proc/self/maps. */
