@@ -1258,6 +1258,7 @@ int on_exit(void *ctx)
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_delete_elem(&exec_ns, &tgid);	/* its events are counted: no one asks any more */
 	__sync_fetch_and_add(&seen_epoch, 1);
 	return 0;
 }

@@ -63,10 +63,14 @@ struct {
  * new process since (the image stamp of struct stk_key, kept with --unwind fp too), and the
  * image's mm. A re-read asked for by an event of the old image may read the new one, where the
  * address it asks about means nothing: it must not settle the process (record/unwind/unwind.c
- * rec_unwind__proc()).
+ * rec_unwind__proc()). Not an LRU: events read it rarely (seen_last keeps their stamp), so on
+ * a host that forks a lot the LRU evicted the stamp of a process exec'ing 500 times a second,
+ * its events then had none (0) or, read while the element was reused, another process's, and
+ * were named with another image (tests/e2e/execstorm.sh). on_exit() deletes it: a process that
+ * exits is stamped again only if its pid is reused, by its fork.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct stk_image);

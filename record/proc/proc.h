@@ -71,6 +71,16 @@ void rec_procs__split_done(struct rec_procs *ps);
  */
 void rec_procs__new_file(struct rec_procs *ps);
 /*
+ * Walk deferred event d in the image of its process that names its row (rec_procs__split()),
+ * when that is an image an exec (or a new process at the pid) has ended: in an exec storm
+ * stkrec walks an event images after its own, which the walker's mappings no longer hold.
+ * Returns false, walking nothing, for an event of the current image (rec_unwind__walk()).
+ * chain, ips, max, *stop, *n: rec_unwind__walk_read().
+ */
+bool rec_procs__walk_old(struct rec_procs *ps, const struct stk_deferred *d,
+			 const struct stk_pychain *chain, uint64_t *ips, uint32_t max, uint32_t *stop,
+			 uint32_t *n);
+/*
  * What the kernel's records say (mmaps.c), ns: when it happened (CLOCK_MONOTONIC). A record
  * older than the process's last /proc read or exec changes nothing.
  */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * procmaps.c: every process's executable mappings, per process, in time order. Two sources:
- *   - /proc/PID (stat, exe, maps), read when BPF first sees a process, at its exec, and when
- *     the unwinder misses an address: the only source for processes older than the recording;
+ *   - /proc/PID (stat, exe, maps), read once when BPF first sees a process older than the
+ *     recording, the only source for those (again at its exec and when the unwinder misses an
+ *     address only after a record was lost: followed());
  *   - the kernel's mmap2/exec/fork/exit records (mmaps.c), which see the libraries ld.so maps
  *     after the /proc read, dlopen()s, and processes that are gone before anyone could read them.
  * Each mapping keeps the time it was made (or read): a record older than the last /proc read is
@@ -70,6 +71,13 @@ struct proc_entry {
 	int32_t part;		/* the interval part its current image is written before; -1:
 				 * none (rec_procs__split) */
 	bool split;		/* on rec_procs.split: rows of an old image in this interval */
+	bool due;		/* pending at rec_procs__split(): written before the interval's rows */
+	/*
+	 * Old images kept so far, and their number at rec_procs__split(): the reader may apply an
+	 * exec between the split and the interval's process records, and the image current at the
+	 * split, the one its rows ran in, is then an old one (split_image()).
+	 */
+	uint32_t images, split_images;
 	struct cap_process rec;	/* without maps: those are built for each PROCS record */
 	struct pmap *maps;	/* sorted by start, not overlapping */
 	uint32_t nmaps;
@@ -404,6 +412,7 @@ static void end_image(struct rec_procs *ps, struct proc_entry *e, uint64_t befor
 	o->epoch = ps->epoch;
 	o->part = -1;
 	e->nold++;
+	e->images++;
 }
 
 /* Open the objects of maps not looked up yet (held open until written). */
@@ -438,6 +447,31 @@ static void look_up_objects(struct rec_procs *ps, struct proc_entry *e)
 /* What publishes and reads pass when no walk missed an address. */
 static const struct rec_miss no_miss;
 
+/* rd's mappings and tables: n of pm (free them with uread_free()). 0 or -ENOMEM. */
+static int uread_of(struct rec_procs *ps, const struct pmap *pm, uint32_t n,
+		    struct rec_uread *rd)
+{
+	struct rec_utable **tables = calloc(n ? n : 1, sizeof(*tables));
+	struct cap_mapping *maps = calloc(n ? n : 1, sizeof(*maps));
+
+	rd->maps = maps;
+	rd->tables = tables;
+	rd->n = n;
+	if (!tables || !maps)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		maps[i] = pm[i].m;
+		tables[i] = rec_object__utable(ps->objects, pm[i].obj);
+	}
+	return 0;
+}
+
+static void uread_free(struct rec_uread *rd)
+{
+	free((void *)rd->tables);
+	free((void *)rd->maps);
+}
+
 /*
  * Give the walker n mappings with their objects' unwind tables: rd says the rest. old: as the
  * image before the current one (rec_unwind__old_image), else as the current one.
@@ -445,22 +479,12 @@ static const struct rec_miss no_miss;
 static int give_walker(struct rec_procs *ps, uint32_t pid, const struct pmap *pm, uint32_t n,
 		       struct rec_uread rd, bool old)
 {
-	struct rec_utable **tables = calloc(n ? n : 1, sizeof(*tables));
-	struct cap_mapping *maps = calloc(n ? n : 1, sizeof(*maps));
-	int err = tables && maps ? 0 : -ENOMEM;
+	int err = uread_of(ps, pm, n, &rd);
 
-	for (uint32_t i = 0; !err && i < n; i++) {
-		maps[i] = pm[i].m;
-		tables[i] = rec_object__utable(ps->objects, pm[i].obj);
-	}
-	rd.maps = maps;
-	rd.tables = tables;
-	rd.n = n;
 	if (!err)
 		err = old ? rec_unwind__old_image(ps->unwind, pid, &rd)
 			  : rec_unwind__proc(ps->unwind, pid, &rd);
-	free(tables);
-	free(maps);
+	uread_free(&rd);
 	return err;
 }
 
@@ -784,15 +808,19 @@ static struct proc_entry *read_parent(struct rec_procs *ps, uint32_t ppid)
 }
 
 /*
- * e was started during the recording (forked or exec'd) and every mapping it has made is known
- * from the kernel's records, and it is alive (a pid whose exit was seen may name a new process
- * whose fork record is still in a ring): reading /proc/PID/maps, the costly part of a read, for
- * each process a busy host starts, would only repeat them. A process read from /proc is read
- * again when BPF first sees it, as before: its maps then say which binaries were deleted since.
+ * Every mapping e has made is known: it was started during the recording (forked or exec'd), or
+ * read from /proc since the kernel's records are followed, and the records since say the rest;
+ * and it is alive (a pid whose exit was seen may name a new process whose fork record is still
+ * in a ring). Reading /proc/PID/maps, the costly part of a read, for each process a busy host
+ * starts would only repeat the records, and a read races the process: one of a process that
+ * execs some 500 times a second, when BPF first saw it or at each exec, was of an image or more
+ * later than the event that asked, and replaced the images in between (their records, older
+ * than the read, were dropped), which the rows of those images were then named with. A binary
+ * deleted since the read is found deleted when its object is written (rec_object__deleted()).
  */
 static bool followed(const struct rec_procs *ps, const struct proc_entry *e)
 {
-	return ps->following && e->complete && !e->from_proc && !e->exit_epoch &&
+	return ps->following && e->complete && !e->exit_epoch &&
 	       !(e->rec.flags & CAP_PROC_F_NO_MAPS);
 }
 
@@ -825,8 +853,13 @@ static int note(struct rec_procs *ps, uint32_t pid, enum rec_read_why why,
 
 	if (!pid)
 		return 0;
-	if (e && why != REC_READ_MISS && followed(ps, e))
-		return want_followed(ps, e);
+	if (e && followed(ps, e)) {
+		err = want_followed(ps, e);
+		/* a walk's miss is answered by the records too: the mappings published again */
+		if (!err && why == REC_READ_MISS)
+			err = publish_unwind(ps, e, ps->known_ns, miss);
+		return err;
+	}
 	if (e && why == REC_READ_IF_NEW && e->wanted && e->from_proc &&
 	    !(e->rec.flags & CAP_PROC_F_NO_MAPS)) {
 		/* Known: read again only when the pid now belongs to another process. */
@@ -1100,6 +1133,26 @@ static void maps_at(struct proc_entry *e, uint64_t when, struct pmap **maps, uin
 	*n = o ? o->nmaps : e->nmaps;
 }
 
+bool rec_procs__walk_old(struct rec_procs *ps, const struct stk_deferred *d,
+			 const struct stk_pychain *chain, uint64_t *ips, uint32_t max, uint32_t *stop,
+			 uint32_t *n)
+{
+	struct proc_entry *e = ps->unwind ? find_entry(ps, d->key.tgid) : NULL;
+	struct old_image *o = e ? image_at(e, d->key.image_ns) : NULL;
+	struct rec_uread rd = { 0 };
+
+	if (!o)
+		return false;
+	look_up_maps(ps, e, o->maps, o->nmaps);
+	if (uread_of(ps, o->maps, o->nmaps, &rd)) {
+		uread_free(&rd);
+		return false;
+	}
+	*n = rec_unwind__walk_read(ps->unwind, &rd, d, chain, ips, max, stop);
+	uread_free(&rd);
+	return true;
+}
+
 /* Rank the images e's rows use into parts 0, 1, ...: the highest part + 1. */
 static uint32_t rank_images(struct proc_entry *e)
 {
@@ -1121,12 +1174,22 @@ static struct proc_entry *aged_entry(struct rec_procs *ps, const struct cap_row 
 	return e && e->nold ? e : NULL;
 }
 
+/* The images e has now are the ones the interval's rows are named with (split_image()). */
+static void freeze(struct proc_entry *e)
+{
+	e->split_images = e->images;
+}
+
 int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const uint64_t *when,
 		     uint32_t *part)
 {
 	uint32_t nparts = 1;
 	int err = 0;
 
+	for (uint32_t i = 0; i < ps->pending.n; i++) {
+		ps->pending.v[i]->due = true;
+		freeze(ps->pending.v[i]);
+	}
 	ps->split.n = 0;
 	/* which old images the rows use (part 0 marks "used" until ranked); none kept: no lookup */
 	for (uint32_t i = 0; ps->aged.n && i < iv->nrows && !err; i++) {
@@ -1141,6 +1204,7 @@ int rec_procs__split(struct rec_procs *ps, const struct cap_interval *iv, const 
 			e->part = -1;
 			err = list_push(&ps->split, e);
 			e->split = !err;
+			freeze(e);
 		}
 		o->part = 0;
 		look_up_maps(ps, e, o->maps, o->nmaps);
@@ -1202,12 +1266,52 @@ static void out_put(struct rec_procs *ps, const struct cap_process *rec, const s
 	}
 }
 
-/* Is e's current image written before part p? (Not at all while rows of it are split off.) */
+/*
+ * Is e's current image (at the split) written before part p? (Not at all while rows of it are
+ * split off.) An entry that became pending since the split waits for the next interval.
+ */
 static bool current_in_part(const struct proc_entry *e, uint32_t p)
 {
 	if (e->split)
 		return e->part == (int32_t)p;
-	return p == 0 && e->pending;
+	return p == 0 && e->pending && e->due;
+}
+
+/*
+ * The image e's rows of the current image at the split ran in: still e's, or made old by an exec
+ * the reader applied since (the newest old images are the ones made since).
+ */
+static void split_image(const struct proc_entry *e, const struct cap_process **rec,
+			const struct pmap **maps, uint32_t *n)
+{
+	uint32_t since = e->images - e->split_images;
+	const struct old_image *o = since && since <= e->nold ? &e->old[e->nold - since] : NULL;
+
+	*rec = o ? &o->rec : &e->rec;
+	*maps = o ? o->maps : e->maps;
+	*n = o ? o->nmaps : e->nmaps;
+}
+
+/* out_put() of e's image at the split. */
+static void out_put_split(struct rec_procs *ps, const struct proc_entry *e, uint32_t *n,
+			  uint32_t *used)
+{
+	const struct cap_process *rec;
+	const struct pmap *maps;
+	uint32_t nmaps;
+
+	split_image(e, &rec, &maps, &nmaps);
+	out_put(ps, rec, maps, nmaps, n, used);
+}
+
+static uint32_t split_nmaps(const struct proc_entry *e)
+{
+	const struct cap_process *rec;
+	const struct pmap *maps;
+	uint32_t n;
+
+	split_image(e, &rec, &maps, &n);
+	return n;
 }
 
 void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out)
@@ -1217,7 +1321,7 @@ void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out)
 	out->count = 0;
 	out->procs = NULL;
 	for (uint32_t i = 0; i < ps->pending.n; i++)
-		nmaps += ps->pending.v[i]->nmaps;
+		nmaps += split_nmaps(ps->pending.v[i]);
 	for (uint32_t i = 0; i < ps->split.n; i++) {
 		const struct proc_entry *e = ps->split.v[i];
 
@@ -1236,13 +1340,13 @@ void rec_procs__pending(struct rec_procs *ps, uint32_t p, struct cap_procs *out)
 				out_put(ps, &e->old[j].rec, e->old[j].maps, e->old[j].nmaps, &n,
 					&used);
 		if (current_in_part(e, p))
-			out_put(ps, &e->rec, e->maps, e->nmaps, &n, &used);
+			out_put_split(ps, e, &n, &used);
 	}
 	for (uint32_t i = 0; i < ps->pending.n; i++) {
 		const struct proc_entry *e = ps->pending.v[i];
 
 		if (!e->split && current_in_part(e, p))
-			out_put(ps, &e->rec, e->maps, e->nmaps, &n, &used);
+			out_put_split(ps, e, &n, &used);
 	}
 	out->count = n;
 	out->procs = ps->out;
@@ -1254,14 +1358,19 @@ void rec_procs__written(struct rec_procs *ps, uint32_t p)
 
 	if (p)
 		return;		/* parts after the first hold images of split entries only */
-	/* a split entry's current image may come in a later part: rec_procs__split_done() */
+	/*
+	 * A split entry's current image may come in a later part: rec_procs__split_done(). One
+	 * that became pending since the split, or whose image an exec ended since, is written
+	 * (again, whole) with the next interval.
+	 */
 	for (uint32_t i = 0; i < ps->pending.n; i++) {
 		struct proc_entry *e = ps->pending.v[i];
 
-		if (e->split)
+		if (e->split || !e->due || e->images != e->split_images)
 			ps->pending.v[kept++] = e;
 		else
 			e->pending = false;
+		e->due = e->split && e->due;
 	}
 	ps->pending.n = kept;
 }
@@ -1276,7 +1385,7 @@ void rec_procs__split_done(struct rec_procs *ps)
 	for (uint32_t i = 0; i < ps->split.n; i++) {
 		struct proc_entry *e = ps->split.v[i];
 
-		e->split = false;
+		e->split = e->due = false;
 		if (e->wanted)
 			mark_pending(ps, e);
 	}
@@ -1374,7 +1483,8 @@ int rec_procs__info(struct rec_procs *ps, uint32_t pid, struct rec_proc_info *in
 {
 	const struct proc_entry *e = find_entry(ps, pid);
 
-	if (!e || !e->from_proc || (e->rec.flags & CAP_PROC_F_NO_MAPS))
+	/* read from /proc, or followed with what only /proc says asked (want_followed()) */
+	if (!e || !e->rec.start_time || !e->ns_known || (e->rec.flags & CAP_PROC_F_NO_MAPS))
 		return -ENOENT;
 	info->start_time = e->rec.start_time;
 	info->other_ns = e->other_ns;

@@ -864,30 +864,19 @@ static bool walk_step(struct uwalk_user *w, uint32_t n)
 	return row_step(w, row);
 }
 
-uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
-			  const struct stk_pychain *chain, uint64_t *ips, uint32_t max,
-			  uint32_t *stop, uint64_t *missing)
+/* Walk d's stack in the mappings of proc (rec_unwind__walk()). */
+static uint32_t walk_in(const struct rec_unwind *u, const struct stk_uproc *proc,
+			const struct stk_deferred *d, const struct stk_pychain *chain,
+			uint64_t *ips, uint32_t max, uint32_t *stop, uint64_t *missing)
 {
-	struct uwalk_user w = { .u = u, .d = d, .first = ips, .pc = d->pc, .sp = d->sp, .bp = d->bp,
-				.bx = d->bx, .exact = true, .syscall = d->syscall };
-	const struct proc_copy *pc = find_proc(u, d->key.tgid);
+	struct uwalk_user w = { .u = u, .proc = proc, .d = d, .first = ips, .pc = d->pc,
+				.sp = d->sp, .bp = d->bp, .bx = d->bx, .exact = true,
+				.syscall = d->syscall };
 	uint32_t n = 0, nat = 0, act = 0;
 	uint64_t eval_sp = 0;	/* the interpreter activation stored last: its sp */
 	bool met = false, pending = false, cut;
 
 	*missing = 0;
-	if (!pc) {
-		ips[0] = d->pc;
-		*stop = STK_STOP_PROC_UNKNOWN;
-		return 1;
-	}
-	/*
-	 * An event's stamp is its image's exec (or fork) as BPF saw it: older than the image
-	 * written last, it ran in the one before (0: before any exec BPF saw).
-	 */
-	w.proc = pc->prev && d->key.image_ns < pc->image_ns ? pc->prev : pc->value;
-	if (pc->before && d->key.image_ns < pc->image_ns && !find_umap(w.proc, d->pc))
-		w.proc = pc->before;
 	for (;;) {
 		/* its caller's sp is its CFA now: the Python frames it runs follow it, as in BPF */
 		cut = pending && !py_splice(chain, &act, eval_sp, w.sp, ips, &n, max);
@@ -922,5 +911,47 @@ uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred 
 			break;
 	}
 	*stop = w.stop | (met && chain ? chain->stop : STK_PYSTOP_NONE) << 16;
+	return n;
+}
+
+uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
+			  const struct stk_pychain *chain, uint64_t *ips, uint32_t max,
+			  uint32_t *stop, uint64_t *missing)
+{
+	const struct proc_copy *pc = find_proc(u, d->key.tgid);
+	const struct stk_uproc *proc;
+
+	if (!pc) {
+		*missing = 0;
+		ips[0] = d->pc;
+		*stop = STK_STOP_PROC_UNKNOWN;
+		return 1;
+	}
+	/*
+	 * An event's stamp is its image's exec (or fork) as BPF saw it: older than the image
+	 * written last, it ran in the one before (0: before any exec BPF saw).
+	 */
+	proc = pc->prev && d->key.image_ns < pc->image_ns ? pc->prev : pc->value;
+	if (pc->before && d->key.image_ns < pc->image_ns && !find_umap(proc, d->pc))
+		proc = pc->before;
+	return walk_in(u, proc, d, chain, ips, max, stop, missing);
+}
+
+uint32_t rec_unwind__walk_read(struct rec_unwind *u, const struct rec_uread *rd,
+			       const struct stk_deferred *d, const struct stk_pychain *chain,
+			       uint64_t *ips, uint32_t max, uint32_t *stop)
+{
+	const struct rec_pyobj *py;
+	struct stk_uproc *proc = uproc_of(u, rd, &py);
+	uint64_t missing;
+	uint32_t n;
+
+	if (!proc) {
+		ips[0] = d->pc;
+		*stop = STK_STOP_NO_MAPPING;
+		return 1;
+	}
+	n = walk_in(u, proc, d, chain, ips, max, stop, &missing);
+	free(proc);
 	return n;
 }

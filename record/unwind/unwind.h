@@ -96,6 +96,14 @@ bool rec_unwind__read_since(const struct rec_unwind *u, uint32_t pid, uint64_t n
 uint32_t rec_unwind__walk(const struct rec_unwind *u, const struct stk_deferred *d,
 			  const struct stk_pychain *chain, uint64_t *ips, uint32_t max,
 			  uint32_t *stop, uint64_t *missing);
+/*
+ * rec_unwind__walk() in rd's mappings (an image that has ended: nothing missed in it is asked
+ * about), not in the ones written last for the process; uploads tables not used before.
+ * Without memory the stack is the leaf, stopped at STK_STOP_NO_MAPPING.
+ */
+uint32_t rec_unwind__walk_read(struct rec_unwind *u, const struct rec_uread *rd,
+			       const struct stk_deferred *d, const struct stk_pychain *chain,
+			       uint64_t *ips, uint32_t max, uint32_t *stop);
 
 /* "fp", "cfi" or "auto": --unwind's spelling and the meta key `unwind`. */
 const char *rec_unwind_mode_name(uint32_t mode);

@@ -171,11 +171,17 @@ static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, 
 	if (df->has_chain && df->chain.tid == d->key.pid)
 		chain = &df->chain;
 	df->has_chain = false;
+	/* an event of an image that has ended: walked in it, as its row is named with it */
+	if (rec_procs__walk_old(df->procs, d, chain, df->ips, df->depth, stop, &n))
+		return n;
 	n = rec_unwind__walk(df->unwind, d, chain, df->ips, df->depth, stop, &miss.addr);
 	if (!needs_maps(*stop, miss.addr))
 		return n;
 	/* the kernel's records of what the process mapped may be waiting in their rings */
 	rec_reader__catch_up(df->reader);
+	/* among them the exec that ended the event's image */
+	if (rec_procs__walk_old(df->procs, d, chain, df->ips, df->depth, stop, &n))
+		return n;
 	n = rec_unwind__walk(df->unwind, d, chain, df->ips, df->depth, stop, &miss.addr);
 	if (!needs_maps(*stop, miss.addr))
 		return n;

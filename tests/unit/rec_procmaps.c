@@ -44,11 +44,22 @@ static const char *part_layout(struct rec_procs *ps, uint32_t p, uint32_t pid, c
 	return buf;
 }
 
-/* The mappings of pid the next PROCS record would hold. */
+/* An interval without rows: what run.c does before its PROCS records (one part). */
+static int split_empty(struct rec_procs *ps)
+{
+	struct cap_interval iv = { 0 };
+	uint32_t part[1];
+
+	return rec_procs__split(ps, &iv, NULL, part);
+}
+
+/* The mappings of pid the next interval's PROCS record would hold. */
 static const char *layout(struct rec_procs *ps, uint32_t pid, char *buf, size_t sz)
 {
+	split_empty(ps);
 	part_layout(ps, 0, pid, buf, sz);
 	rec_procs__written(ps, 0);
+	rec_procs__split_done(ps);
 	return buf;
 }
 
@@ -98,6 +109,31 @@ static void test_split(struct rec_procs *ps, uint32_t pid, uint64_t t)
 }
 
 /*
+ * An exec the reader applies between the interval's split and its PROCS record: the record is
+ * of the image the interval's rows ran in, the one current at the split; the new image comes
+ * with the next interval. Before, the new image was written, and the rows named with it.
+ */
+static void test_exec_after_split(struct rec_procs *ps, uint32_t pid, uint64_t t)
+{
+	struct cap_mapping m;
+	char buf[512];
+
+	rec_procs__exec(ps, pid, "first", t + 30);
+	m = anon(0x70000000, 0x70001000, 0);
+	rec_procs__mapped(ps, pid, &m, t + 31);
+	T_EQ_INT("procmaps.exec_after_split_parts", 1, split_empty(ps));
+	rec_procs__exec(ps, pid, "second", t + 40);
+	m = anon(0x80000000, 0x80001000, 0);
+	rec_procs__mapped(ps, pid, &m, t + 41);
+	T_EQ_STR("procmaps.exec_after_split_record", "70000000-70001000@0",
+		 part_layout(ps, 0, pid, buf, sizeof(buf)));
+	rec_procs__written(ps, 0);
+	rec_procs__split_done(ps);
+	check_layout(ps, pid, "procmaps.exec_after_split_next", "80000000-80001000@0");
+	check_layout(ps, pid, "procmaps.exec_after_split_done", "");
+}
+
+/*
  * One interval as run.c and mmaps.c drive it: n processes forked from parent (its mappings
  * copied), with events, a mapping of their own, gone; then written and retired. The pids are
  * above any pid_max in use, so their /proc reads fail as for processes gone already.
@@ -115,8 +151,10 @@ static void churn_interval(struct rec_procs *ps, uint32_t parent, uint32_t first
 	rec_procs__publish(ps, rec_now_ns());
 	for (uint32_t pid = first; pid < first + n; pid++)
 		rec_procs__exited(ps, pid);
+	split_empty(ps);
 	rec_procs__pending(ps, 0, &out);
 	rec_procs__written(ps, 0);
+	rec_procs__split_done(ps);
 	rec_procs__retire(ps);
 }
 
@@ -182,6 +220,7 @@ int main(void)
 	rec_procs__mapped(ps, pid, &m, t + 9);
 	check_layout(ps, pid, "procmaps.exec", "40000000-40001000@0");
 	test_split(ps, pid, t);
+	test_exec_after_split(ps, pid, t);
 	test_churn(ps, pid);
 
 	rec_procs__free(ps);
