@@ -95,6 +95,11 @@ NOFP_NAMES = wl_syscall wl_uprobe wl_usdt wl_burner wl_deep wl_signal wl_nocfi w
 	wl_dlopen
 NOFP_WORKLOADS = $(NOFP_NAMES:%=$(OUTPUT)/tests/workloads/nofp/%) $(NOFP_DLIB)
 NOFP_DLIB = $(OUTPUT)/tests/workloads/nofp/libwl_dlib.so
+# C++ built as release C++ is (g++ -O2, no frame pointer; -fno-inline keeps each named function a
+# frame): exceptions through libgcc's unwinder (regret.sh, bench/run's walk), calls through the
+# PLT (plt.sh).
+CXX_WORKLOADS = $(patsubst tests/workloads/%.cc,$(OUTPUT)/tests/workloads/nofp/%,\
+	$(wildcard tests/workloads/*.cc))
 # Lazy binding through ld.so's trampolines (lazy.sh): a program and the library it calls.
 LAZY = $(OUTPUT)/tests/workloads/nofp/wl_lazy $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so
 # Inputs of tests/unit/rec_cfi: one program built with .eh_frame, and with its own functions' CFI
@@ -112,7 +117,7 @@ all: tools
 
 tools: $(STKREC) $(STKREPORT)
 check-bins: tools $(CHECK_BINS)
-workloads: $(WORKLOADS) $(NOFP_WORKLOADS) $(LAZY)
+workloads: $(WORKLOADS) $(NOFP_WORKLOADS) $(CXX_WORKLOADS) $(LAZY)
 
 # ---- libraries and tools ----------------------------------------------------------------
 
@@ -260,6 +265,11 @@ $(NOFP_DLIB): tests/workloads/wl_dlib.c
 	$(call msg,WORKLOAD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
+
+$(CXX_WORKLOADS): $(OUTPUT)/tests/workloads/nofp/%: tests/workloads/%.cc
+	$(call msg,WORKLOAD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -fno-inline -Wall $< -o $@
 
 $(OUTPUT)/tests/workloads/nofp/libwl_lazy.so: tests/workloads/wl_lazylib.c tests/workloads/wl.h \
 		tests/workloads/wl_lazy.h
