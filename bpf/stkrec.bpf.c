@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Knobs set by stkrec between skeleton open and load; the verifier sees them as constants. */
 const volatile bool cfg_filter_tgid = false;	/* only tgids in the tgids map (-p, -- COMMAND) */
+const volatile bool cfg_inherit = false;	/* and their descendants (on_fork(), on_exit()) */
 const volatile bool cfg_filter_tid = false;	/* only threads in the tids map (-L) */
 const volatile __s32 cfg_cpu = -1;	/* -C (stackcount's -c): events of this CPU only */
 const volatile bool cfg_kstacks = true;		/* false with -U */
@@ -81,9 +82,15 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/*
+ * The traced processes (enum stk_tgid_filter): -p's, the -- COMMAND child, and with cfg_inherit
+ * every process they start (on_fork()), until its last thread exits (on_exit()). Not
+ * preallocated: a build starts thousands of processes over its run, a few dozen at a time.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
 } tgids SEC(".maps");
@@ -1218,6 +1225,19 @@ static __always_inline void copy_parent_tables(__u32 ptgid, __u32 tgid)
 }
 
 /*
+ * A traced process's child is traced from its fork on, as perf's inherited events are: the
+ * tracepoint comes before the child runs, so it has no event before this. A full map leaves the
+ * child untraced (65,536 processes alive at once).
+ */
+static __always_inline void inherit_tracing(__u32 ptgid, __u32 tgid)
+{
+	__u8 *how = bpf_map_lookup_elem(&tgids, &ptgid), traced = STK_TGID_TRACED;
+
+	if (how && *how == STK_TGID_TRACED)
+		bpf_map_update_elem(&tgids, &tgid, &traced, BPF_ANY);
+}
+
+/*
  * A new process (not a thread): stamp its image, so that its rows are not named with the
  * process that had its pid before (pid reuse within one interval). Its parent's mappings are
  * its own until it execs; stkrec learns them from the kernel's fork record.
@@ -1232,6 +1252,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (tgid != BPF_CORE_READ(child, pid))
 		return 0;	/* a thread shares its process's image */
+	if (cfg_inherit)
+		inherit_tracing(BPF_CORE_READ(parent, tgid), tgid);
 	bpf_map_update_elem(&exec_ns, &tgid, &image, BPF_ANY);
 	if (cfg_unwind != STK_UNWIND_FP)
 		copy_parent_tables(BPF_CORE_READ(parent, tgid), tgid);
@@ -1247,13 +1269,43 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* The group leader exits: the tgid may be reused by a new process, which must be read anew. */
+/* The task_struct fields on_exit() reads, as CO-RE flavors: the shared vmlinux.h lacks them. */
+struct atomic___exit {
+	int counter;
+};
+
+struct signal_struct___exit {
+	struct atomic___exit live;	/* threads not past do_exit()'s start */
+} __attribute__((preserve_access_index));
+
+struct task_struct___exit {
+	struct signal_struct___exit *signal;
+} __attribute__((preserve_access_index));
+
+/*
+ * The exiting task is its process's last thread: do_exit() counts it out of signal->live
+ * before this tracepoint. The leader may exit before its threads do.
+ */
+static __always_inline bool group_dead(void)
+{
+	struct task_struct___exit *task = (void *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, signal, live.counter) == 0;
+}
+
+/*
+ * A task exits. The last thread of a process followed as a descendant (cfg_inherit) takes it off
+ * the traced: the pid may be reused by any process. The group leader: the tgid may be reused by
+ * a new process, which must be read anew.
+ */
 SEC("raw_tp/sched_process_exit")
 int on_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 
+	if (cfg_inherit && group_dead())
+		bpf_map_delete_elem(&tgids, &tgid);
 	if (tgid != (__u32)pid_tgid)
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);

@@ -34,6 +34,8 @@ enum {
 	OPT_DUMP_ON_EXIT,
 	OPT_PYTHON_FRAMES,
 	OPT_PYTHON_NAMES,
+	OPT_CHILDREN,
+	OPT_NO_INHERIT,
 	OPT__COUNT	/* last: options given are counted in an array of this size */
 };
 
@@ -82,6 +84,8 @@ static const struct option long_opts[] = {
 	{ "flight", required_argument, NULL, OPT_FLIGHT },
 	{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
 	{ "dump-on-exit", no_argument, NULL, OPT_DUMP_ON_EXIT },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -101,6 +105,8 @@ static const char usage_text[] =
 	"\n"
 	"  -o, --output FILE          capture file (default stkrec.stk)\n"
 	"  -p, --pid PID[,PID..]      only these processes\n"
+	"      --children             -p: and every process they start (and theirs)\n"
+	"      --no-inherit           -- COMMAND: the command alone, not what it starts\n"
 	"  -L, -t, --tid TID[,TID..]  only these threads\n"
 	"  -K, --kernel-stacks-only   -U, --user-stacks-only\n"
 	"  -i, --interval SECS        snapshot interval (default 1)\n"
@@ -155,7 +161,8 @@ static const char usage_text[] =
 	"      --dump-on-exit         --flight: write the last SECS at the end too\n"
 	"  -q, --quiet                no live status line\n"
 	"  -h, --help                 -V, --version\n"
-	"  -- COMMAND ARGS            run COMMAND, trace only it, stop when it exits\n";
+	"  -- COMMAND ARGS            run COMMAND, trace it and every process it starts,\n"
+	"                             stop when it exits\n";
 
 int rec_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -386,6 +393,12 @@ static int parse_one(int c, const char *arg, struct rec_opts *o)
 		return 0;
 	case OPT_SNOOP:
 		o->snoop = true;
+		return 0;
+	case OPT_CHILDREN:
+		o->children = true;
+		return 0;
+	case OPT_NO_INHERIT:
+		o->no_inherit = true;
 		return 0;
 	case OPT_UNWIND:
 		for (v = STK_UNWIND_FP; v <= STK_UNWIND_AUTO; v++)
@@ -682,6 +695,8 @@ static const struct stk_applies applies[] = {
 	{ OPT_DUMP_ON_EXIT, MODE_RECORD },
 	{ OPT_PYTHON_FRAMES, MODE_RECORD },
 	{ OPT_PYTHON_NAMES, MODE_RECORD },
+	{ OPT_CHILDREN, MODE_RECORD },
+	{ OPT_NO_INHERIT, MODE_RECORD },
 };
 
 static unsigned int run_mode(const struct rec_opts *o)
@@ -740,6 +755,10 @@ static int check_exclusions(const struct rec_opts *o, const bool *given)
 				 "says)%s", "");
 	if (o->command && o->npids)
 		return usage_err("-p and -- COMMAND exclude each other%s", "");
+	if (o->children && !o->npids)
+		return usage_err("--children follows the processes of -p PID%s", "");
+	if (o->no_inherit && !o->command)
+		return usage_err("--no-inherit applies to -- COMMAND%s", "");
 	if (o->no_symtabs && o->embed_objects)
 		return usage_err("--no-symtabs and --embed-objects exclude each other (whole objects "
 				 "hold their symbol tables)%s", "");
@@ -894,6 +913,8 @@ int rec_parse_opts(int argc, char **argv, struct rec_opts *o)
 		err = resolve_c(o);
 	if (err)
 		return err;
+	/* as perf: a command's children are part of the command, a -p process's only if asked */
+	o->inherit = o->children || (o->command && !o->no_inherit);
 	rec_event_defaults(o);	/* without -F and -c: 49 Hz, or period 1 (probe/events.c) */
 	size_storage(o);
 	return 0;

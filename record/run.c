@@ -737,6 +737,29 @@ static int check_ids_exist(const uint32_t *ids, uint32_t n, const char *what)
 	return 0;
 }
 
+/*
+ * -p --children: the processes -p's have started already. BPF follows the forks from its attach
+ * on, of a parent it traces: a pass of /proc per generation that forked while the last pass ran
+ * (those of a parent found and added only then), three at most.
+ */
+static int trace_descendants(struct run *r)
+{
+	const struct rec_opts *o = r->o;
+	uint32_t *ids = NULL, n = 0, before = ~0u;
+	int err = 0;
+
+	for (int pass = 0; !err && pass < 3 && n != before; pass++) {
+		before = n;
+		free(ids);
+		ids = NULL;
+		err = rec_descendants(o->pids, o->npids, &ids, &n);
+		if (!err)
+			err = rec_probe__trace(r->probe, ids, n);
+	}
+	free(ids);
+	return err ? rec_err(err, "cannot follow the children of -p: %s", strerror(-err)) : 0;
+}
+
 static int setup(struct run *r)
 {
 	const struct rec_opts *o = r->o;
@@ -790,6 +813,8 @@ static int setup(struct run *r)
 	for (uint32_t i = 0; i < o->ntids; i++)
 		rec_procs__note(r->procs, rec_tgid_of(o->tids[i]), REC_READ_IF_NEW);
 	err = rec_probe__attach(r->probe, o, r->specs, r->nspecs);
+	if (!err && o->children)
+		err = trace_descendants(r);
 	if (err)
 		return err;
 	rec_probe__set_notify_handler(r->probe, on_notify, r);

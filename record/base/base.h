@@ -67,6 +67,9 @@ struct rec_opts {
 	int nspecs;
 	char **specs;		/* borrowed from argv */
 	char **command;		/* NULL-terminated, borrowed from argv; NULL without -- */
+	bool children;		/* --children */
+	bool no_inherit;	/* --no-inherit */
+	bool inherit;		/* follow the descendants of -p's processes or of COMMAND */
 	int argc;
 	char **argv;
 };

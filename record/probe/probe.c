@@ -197,6 +197,7 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	struct stkrec_bpf__rodata *ro = p->skel->rodata;
 
 	ro->cfg_filter_tgid = o->npids > 0 || child > 0;
+	ro->cfg_inherit = ro->cfg_filter_tgid && o->inherit;
 	ro->cfg_command_tgid = child > 0 ? child : 0;
 	ro->cfg_cpu = o->cpu;
 	ro->cfg_threads = o->threads;
@@ -247,6 +248,11 @@ static int fill_filter(int fd, const uint32_t *ids, uint32_t n, uint8_t how)
 		if (bpf_map_update_elem(fd, &ids[i], &how, BPF_ANY))
 			return -errno;
 	return 0;
+}
+
+int rec_probe__trace(struct rec_probe *p, const uint32_t *tgids, uint32_t n)
+{
+	return fill_filter(bpf_map__fd(p->skel->maps.tgids), tgids, n, STK_TGID_TRACED);
 }
 
 static int fill_filters(struct rec_probe *p, const struct rec_opts *o, int child)

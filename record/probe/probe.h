@@ -152,6 +152,8 @@ struct rec_probe *rec_probe__open(const struct rec_opts *opts, struct rec_spec *
 /* Attach every program of the run: events start. Errors are printed; 0 or -errno. */
 int rec_probe__attach(struct rec_probe *p, const struct rec_opts *opts, struct rec_spec *specs,
 		      int nspecs);
+/* Trace these processes too (-p's descendants, --children). 0 or -errno. */
+int rec_probe__trace(struct rec_probe *p, const uint32_t *tgids, uint32_t n);
 const struct rec_maps *rec_probe__maps(const struct rec_probe *p);
 /* The ring buffer of stk_notify messages; handler called per message. */
 int rec_probe__poll(struct rec_probe *p, int timeout_ms);

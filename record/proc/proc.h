@@ -253,6 +253,12 @@ int rec_mmaps__consume(struct rec_mmaps *mm, struct rec_procs *ps);
 /* Records the kernel dropped because a ring was full. */
 uint64_t rec_mmaps__lost(const struct rec_mmaps *mm);
 
+/*
+ * The processes descended from roots now (/proc, family.c): *out (malloc'ed) holds *nout pids,
+ * the roots not among them. 0 or -errno.
+ */
+int rec_descendants(const uint32_t *roots, uint32_t nroots, uint32_t **out, uint32_t *nout);
+
 /* ---- -- COMMAND (child.c) ------------------------------------------------------------------- */
 
 struct rec_child;

@@ -164,7 +164,9 @@ command_chain hole 500 "$(whole wl_hole wl_outer wl_middle wl_getppid)" "$tp" --
 
 # glibc's vfork keeps its return address in rdi across the system call (CFI: ra in rdi): the
 # walk takes it from the event's registers, in BPF and in stkrec (the first events, deferred).
-command_chain vfork "$n" "$(whole wl_vfork vf_outer vf_middle '(__)?vfork')" \
+# -- COMMAND follows the children, and vfork returns in each child too, on the parent's stack:
+# 2n whole chains.
+command_chain vfork $((2 * n)) "$(whole wl_vfork vf_outer vf_middle '(__)?vfork')" \
 	t:syscalls:sys_exit_vfork -- "$WL/wl_vfork" "$n"
 
 # 99 Hz samples of the burner: at least 95% with the chain down to stk_leaf (at least 40 samples
