@@ -31,6 +31,7 @@ const volatile bool cfg_snoop = false;		/* --snoop: every event to the events ri
 const volatile __u32 cfg_depth = STK_DEFAULT_DEPTH;	/* frames per stack, <= STK_MAX_DEPTH */
 const volatile __u64 cfg_hash_seed = 0;		/* random per run: stack hashes are keyed */
 const volatile bool cfg_defer = false;		/* walk unfinished user stacks in user space */
+const volatile bool cfg_defer_all = false;	/* and every other (STKREC_DEFER=all: tests) */
 const volatile bool cfg_retry = false;		/* the kernel has BPF task work (retry_walk()) */
 /* The new entries of one generation at which its stacks or counts map is over half full. */
 const volatile __u64 cfg_stacks_half = 0;
@@ -399,7 +400,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 {
 	struct bpf_perf_event_data *pe = ctx;
 	struct pt_regs *regs = ctx;
-	__u64 pc, sp, bp, di, bx, orig_ax;
+	__u64 pc, sp, bp, di, bx, cx, orig_ax;
 
 	/* CPL 3 in cs: the sample hit user mode */
 	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
@@ -408,6 +409,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->bp = pe->regs.bp;
 		r->di = pe->regs.di;
 		r->bx = pe->regs.bx;
+		r->cx = pe->regs.cx;
 		return;
 	}
 	if (from == UREGS_CTX) {
@@ -416,6 +418,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 		r->bp = regs->bp;
 		r->di = regs->di;
 		r->bx = regs->bx;
+		r->cx = regs->cx;
 		return;
 	}
 	/*
@@ -429,18 +432,21 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 	bp = regs->bp;
 	di = regs->di;
 	bx = regs->bx;
+	cx = regs->cx;
 	orig_ax = regs->orig_ax;	/* the system call's number, or -1 (an interrupt, a fault) */
 	barrier_var(pc);
 	barrier_var(sp);
 	barrier_var(bp);
 	barrier_var(di);
 	barrier_var(bx);
+	barrier_var(cx);
 	barrier_var(orig_ax);
 	r->pc = pc;
 	r->sp = sp;
 	r->bp = bp;
 	r->di = di;
 	r->bx = bx;
+	r->cx = cx;
 	r->in_syscall = (__s64)orig_ax >= 0;
 }
 
@@ -534,10 +540,13 @@ static __always_inline bool user_stack_wanted(enum uregs_from from, __u64 image_
 	return true;
 }
 
-/* The walk stopped only because stkrec has not read the process or a new mapping yet. */
+/*
+ * The walk stopped only because stkrec has not read the process or a new mapping yet; or the
+ * tests have stkrec walk every user stack, to check that its walker agrees with this one.
+ */
 static __always_inline bool walk_waits(const struct scratch *sc)
 {
-	return cfg_defer && sc->walk.waits;
+	return cfg_defer && (sc->walk.waits || cfg_defer_all);
 }
 
 /*
@@ -656,6 +665,7 @@ __noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struc
 	d->bp = r->bp;
 	d->di = r->di;
 	d->bx = r->bx;
+	d->cx = r->cx;
 	d->gen = g;
 	d->entry = entry;
 	d->syscall = r->in_syscall;

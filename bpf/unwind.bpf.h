@@ -19,6 +19,7 @@ struct uregs {
 	__u64 pc, sp, bp;
 	__u64 di;	/* a vfork leaf's return address (STK_CFA_RA_RDI) */
 	__u64 bx;	/* for a CFA from rbx (STK_CFA_RBX) */
+	__u64 cx;	/* an exception return's (STK_CFA_RCX, STK_CFA_RA_RCX) */
 	__u64 in_syscall;	/* 1: the task is in a system call, pc follows its instruction */
 };
 
@@ -115,6 +116,7 @@ static __always_inline __u32 frame_index(__u32 n)
 struct uwalk {
 	__u64 pc, sp, bp;
 	__u64 di;		/* the leaf's rdi (STK_CFA_RA_RDI) */
+	__u64 cx;		/* the leaf's rcx (STK_CFA_RCX, STK_CFA_RA_RCX) */
 	/*
 	 * rbx of the frame at pc: bx, or when bx_at is not 0 the word there, where a callee frame
 	 * saved it. Read only when a STK_CFA_RBX row needs it: few walks do, every frame that
@@ -518,11 +520,19 @@ static __always_inline long row_step(struct uwalk_ctx *c, const struct stk_urow 
 		break;
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);
+	case STK_CFA_RCX:
+		/* the event's rcx is the leaf's, but in a system call, which clobbers it */
+		if (!at_leaf(w) || w->syscall)
+			return walk_end(w, STK_STOP_UNSUPPORTED);
+		cfa = w->cx + row->cfa_off;
+		break;
 	case STK_CFA_RA_RDI:
-		/* the event's rdi is the leaf's (walk_step() stored it, so n is 1) */
-		if (at_leaf(w))
-			return step_to(w, w->di, w->sp + row->cfa_off, w->bp);
-		return walk_end(w, STK_STOP_UNSUPPORTED);
+	case STK_CFA_RA_RCX:
+		/* the event's registers are the leaf's (walk_step() stored it, so n is 1) */
+		if (!at_leaf(w) || (STK_UROW_CFA(row->kind) == STK_CFA_RA_RCX && w->syscall))
+			return walk_end(w, STK_STOP_UNSUPPORTED);
+		return step_to(w, STK_UROW_CFA(row->kind) == STK_CFA_RA_RDI ? w->di : w->cx,
+			       w->sp + row->cfa_off, w->bp);
 	default:
 		return walk_end(w, STK_STOP_UNSUPPORTED);
 	}
@@ -681,6 +691,7 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 	w->sp = r->sp;
 	w->bp = r->bp;
 	w->di = r->di;
+	w->cx = r->cx;
 	w->bx = r->bx;
 	w->hash = cfg_hash_seed;
 	w->tgid = tgid;

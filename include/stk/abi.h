@@ -200,9 +200,10 @@ struct stk_event {
  * the caller's frame. A table is an array of rows sorted by pc; 8 bytes each, so libc's table is
  * about 220 KB and cc1's about 3.7 MiB.
  *
- * x86-64 only: the return address is always at CFA - 8 (a row whose CFI says otherwise is
- * STK_CFA_UNSUPPORTED), and the only callee-saved registers the walker needs are rbp and rbx
- * (ld.so's lazy-binding trampoline finds its CFA from rbx: STK_CFA_RBX).
+ * x86-64 only: the return address is at CFA - 8 (a row whose CFI says otherwise is
+ * STK_CFA_UNSUPPORTED), but in a leaf's register (vfork's rdi, an exception return's rcx), and
+ * the only callee-saved registers the walker needs are rbp and rbx (ld.so's lazy-binding
+ * trampoline finds its CFA from rbx: STK_CFA_RBX).
  */
 struct stk_urow {
 	__u32 pc;	/* ELF virtual address minus the table's base address */
@@ -236,6 +237,15 @@ enum stk_cfa {
 	 * through the callee frames' rbx rules (enum stk_rbx_rule); a walk that lost it ends here.
 	 */
 	STK_CFA_RBX = 10,
+	/*
+	 * libgcc's exception return (__builtin_eh_return, in _Unwind_RaiseException and its
+	 * siblings): `mov %rcx,%rsp` with CFA = rcx + cfa_off (STK_CFA_RCX), then `pop %rcx; jmp
+	 * *%rcx` into the landing pad, the return address in rcx and CFA = rsp + cfa_off
+	 * (STK_CFA_RA_RCX). The event's rcx is known at the leaf only (not in a system call, which
+	 * clobbers it): elsewhere the stack ends, counted, as with STK_CFA_RA_RDI.
+	 */
+	STK_CFA_RCX = 11,
+	STK_CFA_RA_RCX = 12,
 	STK_CFA__COUNT
 };
 
@@ -456,6 +466,7 @@ struct stk_deferred {
 	__u64 pc, sp, bp;	/* user registers at the event */
 	__u64 di;		/* rdi: the return address in a STK_CFA_RA_RDI leaf */
 	__u64 bx;		/* rbx: for a STK_CFA_RBX frame */
+	__u64 cx;		/* rcx: a STK_CFA_RCX or STK_CFA_RA_RCX leaf's */
 	__u64 ts_ns;		/* bpf_ktime_get_ns() at the event */
 	__u32 gen;		/* generation whose stacks map holds key.kstack */
 	__u32 len;		/* bytes of stack copied */

@@ -215,6 +215,9 @@ static void set_knobs(struct rec_probe *p, const struct rec_opts *o, int nspecs,
 	ro->cfg_python = o->unwind != STK_UNWIND_FP && o->python_frames != REC_PYFRAMES_NATIVE;
 	/* --offcpu too: the stack at switch-out, then the time at switch-in (stk_deferred_time) */
 	ro->cfg_defer = o->unwind != STK_UNWIND_FP;
+	/* the tests' way to the user-space walker (record/unwind/unwind.c): it must agree with BPF's */
+	ro->cfg_defer_all = ro->cfg_defer && getenv("STKREC_DEFER") &&
+			    !strcmp(getenv("STKREC_DEFER"), "all");
 	/* BPF task work (6.18): a walk that could not read the stack is repeated later */
 	ro->cfg_retry = ro->cfg_defer && !o->offcpu &&
 			kernel_has_function("bpf_task_work_schedule_resume_impl");

@@ -40,6 +40,7 @@
 #include "unwind.h"
 
 /* DWARF register numbers of x86-64. */
+#define REG_RCX 2
 #define REG_RBX 3
 #define REG_RDI 5
 #define REG_RBP 6
@@ -389,7 +390,7 @@ static bool is_signal(const struct regs *s)
 /* CFA = reg + off (def_cfa, or an expression that is one breg). */
 static enum rec_cfi_why cfa_reg(uint64_t reg, int64_t off, struct stk_urow *r)
 {
-	if (reg != REG_RSP && reg != REG_RBP && reg != REG_RBX)
+	if (reg != REG_RSP && reg != REG_RBP && reg != REG_RBX && reg != REG_RCX)
 		return REC_CFI_WHY_CFA_REG;
 	/* a frame over 64 KiB: rsp-based and 8-aligned in every object surveyed */
 	if (reg == REG_RSP && off > UINT16_MAX && !(off & 7) && off / 8 <= UINT16_MAX) {
@@ -399,7 +400,8 @@ static enum rec_cfi_why cfa_reg(uint64_t reg, int64_t off, struct stk_urow *r)
 	}
 	if (off < 0 || off > UINT16_MAX)
 		return REC_CFI_WHY_CFA_OFF;
-	r->kind = reg == REG_RSP ? STK_CFA_RSP : reg == REG_RBP ? STK_CFA_RBP : STK_CFA_RBX;
+	r->kind = reg == REG_RSP ? STK_CFA_RSP : reg == REG_RBP ? STK_CFA_RBP :
+		  reg == REG_RBX ? STK_CFA_RBX : STK_CFA_RCX;
 	r->cfa_off = (uint16_t)off;
 	return FITS;
 }
@@ -476,8 +478,12 @@ static void rbx_rule(const struct rule *rbx, struct stk_urow *r)
 	r->kind = STK_UROW_KIND(STK_UROW_CFA(r->kind), rbp_how, rbx_how);
 }
 
-/* glibc's vfork: the return address in rdi, CFA = rsp + off, rbp untouched (abi.h). */
-static enum rec_cfi_why ra_in_rdi(const struct regs *s, struct stk_urow *r)
+/*
+ * The return address in a register: glibc's vfork's rdi, libgcc's exception return's rcx; CFA =
+ * rsp + off, rbp untouched (abi.h). rbx's rule stays in the row, which the walker leaves alone
+ * there (the leaf's rbx is the event's).
+ */
+static enum rec_cfi_why ra_in_reg(const struct regs *s, struct stk_urow *r)
 {
 	if (s->cfa.how != CFA_REG || s->cfa.reg != REG_RSP)
 		return REC_CFI_WHY_RA;
@@ -485,7 +491,7 @@ static enum rec_cfi_why ra_in_rdi(const struct regs *s, struct stk_urow *r)
 		return REC_CFI_WHY_CFA_OFF;
 	if (s->rbp.how != R_SAME && s->rbp.how != R_UNSPEC)
 		return REC_CFI_WHY_RBP;
-	r->kind = STK_CFA_RA_RDI;
+	r->kind = s->ra.n == REG_RDI ? STK_CFA_RA_RDI : STK_CFA_RA_RCX;
 	r->cfa_off = (uint16_t)s->cfa.off;
 	return FITS;
 }
@@ -505,10 +511,10 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		return (struct stk_urow){ .kind = STK_CFA_SIGNAL };
 	/*
 	 * x86-64: call pushes the return address, so CFA - 8 is the only place the walker reads,
-	 * but for glibc's vfork, which keeps it in rdi.
+	 * but for glibc's vfork, which keeps it in rdi, and libgcc's exception return in rcx.
 	 */
-	if (s->ra.how == R_REGISTER && s->ra.n == REG_RDI)
-		w = ra_in_rdi(s, &r);
+	if (s->ra.how == R_REGISTER && (s->ra.n == REG_RDI || s->ra.n == REG_RCX))
+		w = ra_in_reg(s, &r);
 	else if (s->ra.how != R_OFFSET || s->ra.n != -8)
 		w = REC_CFI_WHY_RA;
 	else if (s->cfa.how == CFA_UNSET)
@@ -517,7 +523,7 @@ static struct stk_urow encode(const struct regs *s, bool signal, enum rec_cfi_wh
 		w = cfa_reg(s->cfa.reg, s->cfa.off, &r);
 	else
 		w = cfa_expr(&s->cfa, &r);
-	if (w == FITS)	/* a no-op for ra_in_rdi()'s rows: it took rbp untouched only */
+	if (w == FITS)	/* a no-op for ra_in_reg()'s rows: it took rbp untouched only */
 		w = rbp_rule(&s->rbp, &r);
 	if (w == FITS) {
 		rbx_rule(&s->rbx, &r);

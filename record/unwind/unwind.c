@@ -778,11 +778,18 @@ static bool row_step(struct uwalk_user *w, const struct stk_urow *row)
 		return cfa_step(w, row, cfa + row->cfa_off);
 	case STK_CFA_GAP:
 		return fp_step(w, STK_STOP_NO_CFI);
+	case STK_CFA_RCX:
+		/* the event's rcx is the leaf's only, and a system call clobbers it (abi.h) */
+		if (!at_leaf(w) || w->syscall)
+			break;
+		return cfa_step(w, row, w->d->cx + row->cfa_off);
 	case STK_CFA_RA_RDI:
-		/* the event's rdi is the leaf's only (bpf/unwind.bpf.h) */
-		if (at_leaf(w))
-			return step_to(w, w->d->di, w->sp + row->cfa_off, w->bp);
-		break;
+	case STK_CFA_RA_RCX:
+		/* the event's rdi and rcx are the leaf's only (bpf/unwind.bpf.h) */
+		if (!at_leaf(w) || (STK_UROW_CFA(row->kind) == STK_CFA_RA_RCX && w->syscall))
+			break;
+		return step_to(w, STK_UROW_CFA(row->kind) == STK_CFA_RA_RDI ? w->d->di : w->d->cx,
+			       w->sp + row->cfa_off, w->bp);
 	}
 	return end(w, STK_STOP_UNSUPPORTED);
 }

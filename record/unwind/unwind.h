@@ -112,8 +112,8 @@ const char *rec_unwind_mode_name(uint32_t mode);
 
 /* Why a DWARF row became STK_CFA_UNSUPPORTED: the first of these that applies. */
 enum rec_cfi_why {
-	REC_CFI_WHY_RA = 0,	/* return address elsewhere than at CFA - 8 (and not undefined) */
-	REC_CFI_WHY_CFA_REG,	/* CFA from a register other than rsp and rbp, or no CFA rule */
+	REC_CFI_WHY_RA = 0,	/* return address not at CFA - 8, in rdi or rcx, nor undefined */
+	REC_CFI_WHY_CFA_REG,	/* CFA from a register other than rsp, rbp, rbx, rcx; or none */
 	REC_CFI_WHY_CFA_OFF,	/* CFA offset outside 0..65535 (-32768..32767 for DRAP) */
 	REC_CFI_WHY_CFA_EXPR,	/* CFA expression of none of the shapes a row holds */
 	REC_CFI_WHY_RBP,	/* rbp neither unchanged nor in an 8-byte slot (s8 words) of CFA or rbp */

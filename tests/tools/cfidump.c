@@ -27,7 +27,8 @@
 #define MAX_ROWS (1u << 26)
 
 static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt", "signal",
-					  "rbp_deref", "unsupported", "rsp8", "ra_rdi", "rbx" };
+					  "rbp_deref", "unsupported", "rsp8", "ra_rdi", "rbx", "rcx",
+					  "ra_rcx" };
 static const char *const why_names[] = { "ra", "cfa_reg", "cfa_off", "cfa_expr", "rbp" };
 
 struct shape {

@@ -35,14 +35,14 @@
 
 static const char *const kind_names[STK_CFA__COUNT] = { "gap", "end", "rsp", "rbp", "plt",
 							 "signal", "*rbp", "unsupported", "rsp8", "ra_rdi",
-							 "rbx" };
+							 "rbx", "rcx", "ra_rcx" };
 
 static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 {
 	int cfa = STK_UROW_CFA(r->kind), rbp = STK_UROW_RBP(r->kind), rbx = STK_UROW_RBX(r->kind);
 	int n;
 
-	if (cfa == STK_CFA_RSP || cfa == STK_CFA_RBP || cfa == STK_CFA_RBX)
+	if (cfa == STK_CFA_RSP || cfa == STK_CFA_RBP || cfa == STK_CFA_RBX || cfa == STK_CFA_RCX)
 		n = snprintf(buf, sz, "%s+%u", kind_names[cfa], r->cfa_off);
 	else if (cfa == STK_CFA_RSP8)
 		n = snprintf(buf, sz, "rsp+%u", r->cfa_off * 8);
@@ -50,8 +50,8 @@ static int row_text(char *buf, size_t sz, const struct stk_urow *r)
 		n = snprintf(buf, sz, "plt/%u", r->cfa_off);
 	else if (cfa == STK_CFA_RBP_DEREF)
 		n = snprintf(buf, sz, "*(rbp%+d)", (int16_t)r->cfa_off);
-	else if (cfa == STK_CFA_RA_RDI)
-		n = snprintf(buf, sz, "rsp+%u ra@rdi", r->cfa_off);
+	else if (cfa == STK_CFA_RA_RDI || cfa == STK_CFA_RA_RCX)
+		n = snprintf(buf, sz, "rsp+%u ra@%s", r->cfa_off, cfa == STK_CFA_RA_RDI ? "rdi" : "rcx");
 	else
 		n = snprintf(buf, sz, "%s", cfa < STK_CFA__COUNT ? kind_names[cfa] : "?");
 	if (rbp)
@@ -180,12 +180,13 @@ static bool oracle_cfa(Dwarf_Frame *fr, struct stk_urow *r)
 		return true;
 	}
 	if (n == 1 && (is_breg(&ops[0], 7, &off) || is_breg(&ops[0], 6, &off) ||
-		       is_breg(&ops[0], 3, &off))) {
+		       is_breg(&ops[0], 3, &off) || is_breg(&ops[0], 2, &off))) {
 		if (off < 0 || off > 65535)
 			return false;
 		r->kind = is_breg(&ops[0], 7, &off)   ? STK_CFA_RSP
 			  : is_breg(&ops[0], 6, &off) ? STK_CFA_RBP
-						      : STK_CFA_RBX;
+			  : is_breg(&ops[0], 3, &off) ? STK_CFA_RBX
+						      : STK_CFA_RCX;
 		r->cfa_off = (uint16_t)off;
 		return true;
 	}
@@ -273,14 +274,17 @@ static bool oracle_signal(Dwarf_Frame *fr)
 	       reg_saved_at_rsp(fr, 6, 120);
 }
 
-/* vfork's: the return address in rdi (libdw: DW_OP_regx 5), CFA = rsp + N, rbp unchanged. */
-static bool oracle_ra_rdi(Dwarf_Frame *fr, const Dwarf_Op *ra, size_t nra, struct stk_urow *r)
+/*
+ * The return address in a register (libdw: DW_OP_regx): vfork's rdi (5), an exception return's
+ * rcx (2); CFA = rsp + N, rbp unchanged.
+ */
+static bool oracle_ra_reg(Dwarf_Frame *fr, const Dwarf_Op *ra, size_t nra, struct stk_urow *r)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t n;
 	int64_t off;
 
-	if (nra != 1 || ra[0].atom != DW_OP_regx || ra[0].number != 5)
+	if (nra != 1 || ra[0].atom != DW_OP_regx || (ra[0].number != 5 && ra[0].number != 2))
 		return false;
 	if (dwarf_frame_cfa(fr, &ops, &n) || n != 1 || !is_breg(&ops[0], 7, &off) || off < 0 ||
 	    off > 65535)
@@ -288,7 +292,7 @@ static bool oracle_ra_rdi(Dwarf_Frame *fr, const Dwarf_Op *ra, size_t nra, struc
 	/* rbp: same value (libdw: no ops, NULL), not undefined (no ops, not NULL) nor saved */
 	if (dwarf_frame_register(fr, 6, mem, &ops, &n) || n || ops)
 		return false;
-	r->kind = STK_CFA_RA_RDI;
+	r->kind = ra[0].number == 5 ? STK_CFA_RA_RDI : STK_CFA_RA_RCX;
 	r->cfa_off = (uint16_t)off;
 	return true;
 }
@@ -327,7 +331,7 @@ static int oracle_one(Dwarf_CFI *cfi, uint64_t vaddr, struct stk_urow *r)
 		r->kind = STK_CFA_END;
 	else if (signal && oracle_signal(fr))
 		r->kind = STK_CFA_SIGNAL;
-	else if (!oracle_ra_rdi(fr, ops, n, r) &&
+	else if (!oracle_ra_reg(fr, ops, n, r) &&
 		 (!saved_at(ops, n, &base, &off) || base != -1 || off != -8 || !oracle_cfa(fr, r) ||
 		  !oracle_rbp(fr, r)))
 		*r = unsupported();
@@ -618,6 +622,9 @@ static void test_real_binaries(void)
 	check_file("libperl", "/usr/lib/x86_64-linux-gnu/libperl.so.5.36");
 	check_file("perl", "/usr/bin/perl");
 	check_file("python3_11", "/usr/bin/python3.11");
+	/* the exception return of _Unwind_RaiseException and its siblings: CFA from rcx, then the
+	 * return address in rcx */
+	check_file("libgcc_s", "/lib/x86_64-linux-gnu/libgcc_s.so.1");
 	test_vdso();
 	test_cfi_prog();
 	test_no_section_headers("/lib/x86_64-linux-gnu/libc.so.6");
@@ -1329,8 +1336,9 @@ static void test_return_address(void)
 
 /*
  * glibc's vfork: `pop %rdi` keeps the return address in rdi (CFA = rsp + 0, then rsp + 8 after
- * `push %rdi`). The return address in another register, or with a CFA not from rsp, is not a
- * row the walker follows.
+ * `push %rdi`); libgcc's exception return, `mov %rcx,%rsp` (CFA = rcx + 8), `pop %rcx` (CFA =
+ * rsp + 8), `jmp *%rcx` (CFA = rsp + 0, the return address in rcx). The return address in
+ * another register, or with a CFA not from rsp, is not a row the walker follows.
  */
 static void test_ra_in_rdi(void)
 {
@@ -1354,9 +1362,21 @@ static void test_ra_in_rdi(void)
 	u8(&b, DW_CFA_offset | 6);	/* rbp saved: the row has no room for it */
 	uleb(&b, 2);
 	end(&b, f);
+	f = fde(&b, cie, 0x10060, 0x10);	/* libgcc's, its rbx saved in the frame left */
+	u8(&b, DW_CFA_offset | 3);
+	uleb(&b, 7);
+	adv(&b, 1);
+	op2(&b, DW_CFA_def_cfa, 2, 8);
+	adv(&b, 3);
+	op1(&b, DW_CFA_def_cfa_register, 7);
+	adv(&b, 1);
+	op2(&b, DW_CFA_register, 16, 2);
+	op1(&b, DW_CFA_def_cfa_offset, 0);
+	end(&b, f);
 	expect_rows("test_rec_cfi_ra_in_rdi", &b, NULL, 0,
 		    "10000 rsp+8, 10001 rsp+0 ra@rdi, 10009 rsp+8 ra@rdi, 10022 gap, 10040 rsp+8, "
-		    "10041 unsupported, 10050 gap");
+		    "10041 unsupported, 10050 gap, 10060 rsp+8 rbx@cfa-56, 10061 rcx+8 rbx@cfa-56, "
+		    "10064 rsp+8 rbx@cfa-56, 10065 rsp+0 ra@rcx rbx@cfa-56, 10070 gap");
 }
 
 static void test_cfa_rules(void)
