@@ -34,6 +34,7 @@ struct pmap {
 	struct cap_mapping m;	/* m.path owned; build-id and flags set once looked up */
 	struct rec_object *obj;	/* NULL: none (anonymous, unreadable) or not looked up yet */
 	uint64_t added_ns;	/* when it was mapped, or read from /proc (CLOCK_MONOTONIC) */
+	uint32_t gone_epoch;	/* 0; or rec_procs.epoch when a read no longer listed it (keep_gone) */
 	bool looked_up;		/* obj opened (or known to be none) */
 };
 
@@ -285,6 +286,13 @@ static int set_str(char **dst, const char *s)
 }
 
 /* ---- a process's mappings ------------------------------------------------------------------ */
+
+static int cmp_pmap(const void *a, const void *b)
+{
+	const struct pmap *x = a, *y = b;
+
+	return x->m.start < y->m.start ? -1 : x->m.start > y->m.start;
+}
 
 /* Put p at its place by start in e's mappings, none of which it overlaps any more. */
 static int insert_pmap(struct proc_entry *e, const struct pmap *p)
@@ -761,6 +769,46 @@ static int read_process(struct rec_procs *ps, uint32_t pid, struct proc_read *r)
 	return err;
 }
 
+/* A read of e's current image: the same process (start time) running the same program. */
+static bool same_image(const struct proc_entry *e, const struct proc_read *r)
+{
+	return e->nmaps && e->rec.start_time == r->p.start_time && e->rec.comm && e->rec.exe &&
+	       !strcmp(e->rec.comm, r->p.comm) && !strcmp(e->rec.exe, r->p.exe);
+}
+
+static bool overlaps_any(const struct pmap *maps, uint32_t n, const struct cap_mapping *m)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (maps[i].m.start < m->end && m->start < maps[i].m.end)
+			return true;
+	return false;
+}
+
+/*
+ * A read lists what is mapped now, but the interval's rows name what was mapped when their
+ * events came: a JIT frees its code before it exits (node), and the -- COMMAND child is read
+ * again at its exit stop. The mappings of e's image that r no longer lists, and where it lists
+ * nothing, go into r, marked gone, until the interval after the next is written (every row of
+ * theirs drained and named by then). Without memory they are dropped, as before.
+ */
+static void keep_gone(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r)
+{
+	for (uint32_t i = 0; i < e->nmaps; i++) {
+		struct pmap p = e->maps[i];
+
+		if ((p.gone_epoch && p.gone_epoch + 1 < ps->epoch) ||
+		    overlaps_any(r->maps, r->nmaps, &p.m) ||
+		    rec_grow(&r->maps, r->nmaps, &r->cap, sizeof(p), 16))
+			continue;
+		p.gone_epoch = p.gone_epoch ? p.gone_epoch : ps->epoch;
+		p.m.path = strdup(p.m.path);
+		if (!p.m.path)
+			continue;
+		r->maps[r->nmaps++] = p;
+	}
+	qsort(r->maps, r->nmaps, sizeof(*r->maps), cmp_pmap);
+}
+
 /* e becomes what was read: the whole state of the process at r->read_ns (r is emptied). */
 static void adopt_read(struct proc_entry *e, struct proc_read *r)
 {
@@ -783,6 +831,8 @@ static void adopt_read(struct proc_entry *e, struct proc_read *r)
 static int take_read(struct rec_procs *ps, struct proc_entry *e, struct proc_read *r,
 		     const struct rec_miss *miss)
 {
+	if (same_image(e, r))
+		keep_gone(ps, e, r);
 	adopt_read(e, r);
 	e->wanted = true;
 	publish_unwind(ps, e, e->snapshot_ns, miss);

@@ -12,7 +12,8 @@
  *   5d                   pop  %rbp
  *   c3                   ret
  *
- * The uprobe of tests/e2e/jit.sh is on wl_jit_target; the perf map is removed by the test.
+ * The uprobe of tests/e2e/jit.sh is on wl_jit_target; the perf map is removed by the test. The
+ * code is unmapped before the exit, as node's is (V8 frees its heap at exit).
  * x86-64 only. Options: see wl.h.
  */
 #include <stdint.h>
@@ -85,5 +86,8 @@ int main(int argc, char **argv)
 	jit_stub = (void (*)(void))(code + 64);
 	if (write_perf_map((uintptr_t)(code + 64), n))
 		return 1;
-	return wl_main(argc, argv, wl_outer);
+	n = wl_main(argc, argv, wl_outer);
+	/* a JIT frees its code before it exits, as node does: gone from its maps at the exit */
+	munmap(code, page);
+	return n;
 }
