@@ -9,6 +9,13 @@
 
 #include "stk/capture.h"
 
+bool cap_symbol_is_plt(const char *name)
+{
+	const char *at = name[0] ? strchr(name + 1, '@') : NULL;
+
+	return at && !strcmp(at, CAP_SYMBOL_PLT);
+}
+
 size_t cap_symbol_base_len(const char *name)
 {
 	const char *at = name[0] ? strchr(name + 1, '@') : NULL, *ver;
@@ -19,7 +26,7 @@ size_t cap_symbol_base_len(const char *name)
 	 * name is the same whichever table names a frame. One version, not empty, after one or
 	 * two '@'.
 	 */
-	if (!at)
+	if (!at || cap_symbol_is_plt(name))
 		return strlen(name);
 	ver = at + 1 + (at[1] == '@');
 	if (!*ver || strchr(ver, '@'))

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* sym_demangle.c: C++ and Rust symbol names made readable, with libiberty (see sym_internal.h). */
 #include <libiberty/demangle.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sym_internal.h"
@@ -11,8 +13,23 @@
  */
 #define DEMANGLE_MAX 4096u
 
+/* A PLT stub's name: the function's demangled, then CAP_SYMBOL_PLT, as perf prints it. */
+static char *demangle_plt(const char *name, size_t len)
+{
+	char *base = strndup(name, len - strlen(CAP_SYMBOL_PLT)), *dem, *out = NULL;
+
+	dem = base ? sym_demangle(base) : NULL;
+	if (dem && asprintf(&out, "%s" CAP_SYMBOL_PLT, dem) < 0)
+		out = NULL;
+	free(dem);
+	free(base);
+	return out;
+}
+
 char *sym_demangle(const char *name)
 {
+	if (cap_symbol_is_plt(name))
+		return demangle_plt(name, strlen(name));
 	/*
 	 * Only names that look mangled: C++ (_Z, and __Z as some toolchains emit it) and Rust v0
 	 * (_R); legacy Rust names are C++-shaped (_ZN...17h<hash>E). Without this filter the

@@ -200,6 +200,9 @@ static int collect_symbols(Elf *elf, struct sym_elf *e, struct sym_debug_budget 
 			n = read_debugdata(elf, &l, &e->from_debugdata, debug, &dd);
 		e->full_symtab = e->from_debugdata;
 	}
+	/* its PLT stubs, from its relocations: stripped or not, as stkrec embeds them */
+	if (n >= 0 && elfobj_syms_add_plt(&l, elf) < 0)
+		n = -ENOMEM;
 	err = n < 0 ? n : 0;
 	if (!err) {
 		elfobj_syms_unique(&l);
@@ -327,6 +330,60 @@ struct sym_elf *sym_elf__open_mem(const void *buf, size_t len, struct sym_debug_
 	free(copy);
 	errno = err;
 	return e;
+}
+
+int sym_elf__take_symbols(struct sym_elf *e, struct sym_elf *from)
+{
+	uint32_t nplt = 0, n = 0, i = 0, j = 0;
+	struct sym_symbol *syms;
+	size_t len = 1;
+	char *names, *p;
+
+	for (uint32_t k = 0; k < e->nsyms; k++)
+		nplt += cap_symbol_is_plt(e->syms[k].name);
+	syms = calloc(from->nsyms + nplt + 1, sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	/* both sorted: merged, one per address, from's first */
+	while (i < from->nsyms || j < e->nsyms) {
+		const struct sym_symbol *s;
+
+		if (j < e->nsyms && !cap_symbol_is_plt(e->syms[j].name)) {
+			j++;
+			continue;
+		}
+		s = j == e->nsyms || (i < from->nsyms && from->syms[i].addr <= e->syms[j].addr) ?
+			    &from->syms[i++] : &e->syms[j++];
+		if (!n || syms[n - 1].addr != s->addr) {
+			syms[n++] = *s;
+			len += strlen(s->name) + 1;
+		}
+	}
+	names = p = malloc(len);
+	if (!names) {
+		free(syms);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		size_t l = strlen(syms[k].name) + 1;
+
+		memcpy(p, syms[k].name, l);
+		syms[k].name = p;
+		p += l;
+	}
+	free(e->syms);
+	free(e->names);
+	free(from->syms);
+	free(from->names);
+	from->syms = NULL;
+	from->names = NULL;
+	from->nsyms = 0;
+	e->syms = syms;
+	e->names = names;
+	e->nsyms = n;
+	e->bytes += (uint64_t)(n + 1) * sizeof(*syms) + len;	/* an upper bound: the old went */
+	e->full_symtab = true;
+	return 0;
 }
 
 bool sym_elf__build_id_is(const struct sym_elf *e, const uint8_t *id, uint32_t len)

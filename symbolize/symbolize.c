@@ -407,22 +407,6 @@ static struct sym_elf *elf_from_record(const struct cap_object *o)
 	return e;
 }
 
-/* Symbols of a separate debug file (or of a record that holds them) replace the object's
- * .dynsym (debug files keep the object's virtual addresses, so segments stay the object's). */
-static void take_symbols(struct sym_elf *e, struct sym_elf *dbg)
-{
-	free(e->syms);
-	free(e->names);
-	e->syms = dbg->syms;
-	e->nsyms = dbg->nsyms;
-	e->names = dbg->names;
-	e->bytes += dbg->bytes;	/* an upper bound: the old tables are gone */
-	e->full_symtab = true;
-	dbg->syms = NULL;
-	dbg->names = NULL;
-	dbg->nsyms = 0;
-}
-
 /* Symbols from the capture's own copy of the object. */
 static enum sym_reason open_embedded(struct sym_user *u, struct dso *d, const struct cap_object *o)
 {
@@ -450,7 +434,7 @@ static enum sym_reason open_embedded(struct sym_user *u, struct dso *d, const st
 		 * name it, not this host's debug files */
 		if (!d->elf->full_symtab && (o->flags & CAP_OBJ_F_DEBUGFILE) &&
 		    (rec = elf_from_record(o))) {
-			take_symbols(d->elf, rec);
+			sym_elf__take_symbols(d->elf, rec);	/* without memory: its own */
 			sym_elf__close(rec);
 		}
 		return SYM_OK;
@@ -495,8 +479,9 @@ static void find_debug_symbols(struct sym_user *u, struct dso *d)
 	if (sym_finder__debug(u->finder, &w, u->o.lines || u->o.inlines, &dbg, &file))
 		return;
 	keep_dwarf_file(d, dbg, file);
+	/* debug files keep the object's virtual addresses: segments stay the object's */
 	if (dbg->full_symtab)
-		take_symbols(d->elf, dbg);
+		sym_elf__take_symbols(d->elf, dbg);	/* without memory: its own */
 	sym_elf__close(dbg);
 }
 

@@ -26,7 +26,7 @@
 #include <sys/types.h>
 
 #define CAP_MAJOR 4
-#define CAP_MINOR 1
+#define CAP_MINOR 2
 
 /* Limits that keep a reader of hostile input bounded in memory (format.md 2). */
 #define CAP_MAX_CHUNK_RAW	(64u << 20)	/* decompressed payload of one chunk */
@@ -551,10 +551,17 @@ const char *cap_meta_get(const struct cap_meta *meta, const char *key);
 
 /* ---- function symbol names (symbols.c, format.md 4.8) ------------------------------------ */
 
+/* The suffix of a PLT stub's name (4.2): "memcmp@plt", the stub that jumps to memcmp. */
+#define CAP_SYMBOL_PLT "@plt"
+
+/* Whether name is a PLT stub's: NAME@plt, its only '@' that of CAP_SYMBOL_PLT, NAME not empty. */
+bool cap_symbol_is_plt(const char *name);
+
 /*
  * Length of name without its symbol version: 15 for "clock_nanosleep@GLIBC_2.2.5" and for
  * "clock_nanosleep@@GLIBC_2.17" (how a .symtab names versioned definitions), strlen(name) for a
- * name without one. Readers print names so.
+ * name without one, and for a PLT stub's ("memcmp@plt": CAP_SYMBOL_PLT is no version). Readers
+ * print names so.
  */
 size_t cap_symbol_base_len(const char *name);
 

@@ -60,17 +60,23 @@ int elfobj_segments(Elf *e, struct elfobj_segment **segs, uint32_t *n);
 
 /* ---- function symbols (syms.c) ----------------------------------------------------------- */
 
-/* A function symbol that may name addr; c.name (raw, with its version) is lent by its Elf. */
+/*
+ * A function symbol that may name addr; c.name (raw, with its version) is lent by its Elf, or by
+ * the list (a PLT stub's).
+ */
 struct elfobj_sym {
 	uint64_t addr;
 	struct cap_symbol_cand c;
 	bool label;		/* a sizeless STT_NOTYPE symbol in code (hand-written assembly) */
+	uint64_t end;		/* a sizeless symbol's section's end (0: unknown) */
 };
 
 /* A growing list of function symbols, zero-initialized; elfobj_syms_clear() frees it. */
 struct elfobj_syms {
 	struct elfobj_sym *v;
 	uint32_t n, cap;
+	char **names;		/* the names the list owns (elfobj_syms_add_plt()) */
+	uint32_t nnames;
 };
 
 /*
@@ -83,13 +89,23 @@ struct elfobj_syms {
 int elfobj_syms_add(struct elfobj_syms *l, Elf *e, uint32_t type, uint64_t limit);
 
 /*
+ * Append a symbol NAME@plt (CAP_SYMBOL_PLT) for each x86-64 PLT stub of e (.plt, .plt.sec,
+ * .plt.got), NAME the symbol of the GOT slot it jumps through (R_X86_64_JUMP_SLOT, GLOB_DAT) or,
+ * for a lazy-binding stub of .plt that only pushes its relocation's index, of that relocation:
+ * the entry's size, binding local (a real symbol at the address wins). The names are l's. A
+ * section that cannot be read adds nothing. Returns how many were added, or -ENOMEM.
+ */
+int elfobj_syms_add_plt(struct elfobj_syms *l, Elf *e);
+
+/*
  * Sort l by address and keep one symbol per address: of aliases, the one cap_symbol_prefer()
  * puts first (format.md 4.8), so that both tools name an address alike. A label inside a sized
- * symbol is dropped.
+ * symbol is dropped. A sizeless symbol gets a size: up to the next symbol or the end of its
+ * section, whichever comes first (_init's must not name the PLT after it).
  */
 void elfobj_syms_unique(struct elfobj_syms *l);
 
-/* Free l's array and empty it; takes an empty list. */
+/* Free l's array and the names it owns, and empty it; takes an empty list. */
 void elfobj_syms_clear(struct elfobj_syms *l);
 
 /* ---- separate debug files (debugfile.c) -------------------------------------------------- */

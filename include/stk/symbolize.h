@@ -166,6 +166,12 @@ struct sym_elf *sym_elf__open(const char *path);
 /* The same, decompressing .gnu_debugdata within debug (NULL: up to CAP_MAX_CHUNK_RAW). */
 struct sym_elf *sym_elf__open_debug(const char *path, struct sym_debug_budget *debug);
 void sym_elf__close(struct sym_elf *e);
+/*
+ * from's symbols replace e's (a stripped object's: its separate debug file's .symtab, or a
+ * record's), but for e's PLT stubs (CAP_SYMBOL_PLT), which only e's relocations name: they stay
+ * where from has no symbol. from keeps none. 0, or -ENOMEM with e unchanged.
+ */
+int sym_elf__take_symbols(struct sym_elf *e, struct sym_elf *from);
 
 /* File offset -> virtual address through the segment containing it. 0, or -ENOENT if none. */
 int sym_segments_to_vaddr(const struct elfobj_segment *segs, uint32_t nsegs, uint64_t off,

@@ -221,7 +221,10 @@ static void free_targets(struct target_list *l)
 	free(l->v);
 }
 
-/* The functions of e's .symtab and .dynsym that m matches, at their file offsets. */
+/*
+ * The functions of e's .symtab and .dynsym that m matches, at their file offsets, and its PLT
+ * stubs (NAME@plt, as reports name them).
+ */
 static int match_functions(Elf *e, const struct rec_matcher *m, struct target_list *l)
 {
 	struct elfobj_syms syms = { 0 };
@@ -231,6 +234,8 @@ static int match_functions(Elf *e, const struct rec_matcher *m, struct target_li
 	err = elfobj_syms_add(&syms, e, SHT_SYMTAB, 0);
 	if (err >= 0)
 		err = elfobj_syms_add(&syms, e, SHT_DYNSYM, 0);
+	if (err >= 0)
+		err = elfobj_syms_add_plt(&syms, e);
 	for (uint32_t i = 0; err >= 0 && i < syms.n; i++) {
 		const struct elfobj_sym *s = &syms.v[i];
 

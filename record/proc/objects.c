@@ -440,21 +440,22 @@ static void open_debug_file(const struct rec_objects *os, const struct rec_objec
 /*
  * o's function symbols, one per address (format.md 4.8; flags say where they came from): e's
  * .symtab; without one its .dynsym, and unless dbg is NULL the .symtab of its debug file on this
- * host too, left open in dbg (it lends the names).
+ * host too, left open in dbg (it lends the names); and e's PLT stubs, whose names l keeps: its
+ * caller clears it once o is written.
  */
 static int read_symbols(const struct rec_objects *os, const struct rec_object *obj, Elf *e,
-			struct debug_file *dbg, struct cap_object *o)
+			struct debug_file *dbg, struct elfobj_syms *l, struct cap_object *o)
 {
-	struct elfobj_syms l = { 0 };
 	GElf_Shdr shdr;
 	int n;
 
+	elfobj_syms_clear(l);
 	o->flags &= ~(CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DYNSYM | CAP_OBJ_F_DEBUGFILE);
-	n = elfobj_syms_add(&l, e, SHT_SYMTAB, 0);
+	n = elfobj_syms_add(l, e, SHT_SYMTAB, 0);
 	if (n > 0)
 		o->flags |= CAP_OBJ_F_SYMTAB;
 	if (!n) {
-		n = elfobj_syms_add(&l, e, SHT_DYNSYM, 0);
+		n = elfobj_syms_add(l, e, SHT_DYNSYM, 0);
 		if (elfobj_section(e, SHT_DYNSYM, &shdr))
 			o->flags |= CAP_OBJ_F_DYNSYM;
 	}
@@ -462,22 +463,22 @@ static int read_symbols(const struct rec_objects *os, const struct rec_object *o
 	 * into memory (ELF_C_READ): a table over a chunk is not read, it would not fit anyway */
 	if (n >= 0 && dbg && !(o->flags & CAP_OBJ_F_SYMTAB)) {
 		open_debug_file(os, obj, e, dbg);
-		if (dbg->fd >= 0 && (n = elfobj_syms_add(&l, dbg->e, SHT_SYMTAB, CAP_MAX_CHUNK_RAW)) > 0)
+		if (dbg->fd >= 0 && (n = elfobj_syms_add(l, dbg->e, SHT_SYMTAB, CAP_MAX_CHUNK_RAW)) > 0)
 			o->flags |= CAP_OBJ_F_SYMTAB | CAP_OBJ_F_DEBUGFILE;
 	}
+	/* the PLT stubs, from e's relocations (a debug file has no bytes of them) */
+	if (n >= 0 && elfobj_syms_add_plt(l, e) < 0)
+		n = -ENOMEM;
 	if (n >= 0) {
-		elfobj_syms_unique(&l);
-		o->syms = calloc(l.n ? l.n : 1, sizeof(*o->syms));
+		elfobj_syms_unique(l);
+		o->syms = calloc(l->n ? l->n : 1, sizeof(*o->syms));
 	}
-	if (n < 0 || !o->syms) {
-		elfobj_syms_clear(&l);
+	if (n < 0 || !o->syms)
 		return n < 0 ? n : -ENOMEM;
-	}
-	for (uint32_t i = 0; i < l.n; i++)
-		/* lent by e or the debug file, which outlive the record */
-		o->syms[i] = (struct cap_symbol){ l.v[i].addr, l.v[i].c.size, (char *)l.v[i].c.name };
-	o->nsyms = l.n;
-	elfobj_syms_clear(&l);
+	for (uint32_t i = 0; i < l->n; i++)
+		/* lent by e, the debug file or l, which outlive the record */
+		o->syms[i] = (struct cap_symbol){ l->v[i].addr, l->v[i].c.size, (char *)l->v[i].c.name };
+	o->nsyms = l->n;
 	return 0;
 }
 
@@ -525,10 +526,14 @@ static enum embed embed_level(const struct rec_object *obj, const struct rec_opt
  */
 static bool whole_tells_more(Elf *e, const struct cap_object *o)
 {
+	uint32_t functions = 0;
 	GElf_Shdr shdr;
 
+	/* a PLT stub's name is the relocations', not a function's */
+	for (uint32_t i = 0; i < o->nsyms && !functions; i++)
+		functions += !cap_symbol_is_plt(o->syms[i].name);
 	/* symbols are read only from an ELF: none read, e may be NULL or not one */
-	return !o->nsyms || elfobj_has_dwarf(e) || elfobj_section_named(e, ".gnu_debugdata", &shdr);
+	return !functions || elfobj_has_dwarf(e) || elfobj_section_named(e, ".gnu_debugdata", &shdr);
 }
 
 static uint8_t *read_whole(const struct rec_object *obj, uint64_t *len)
@@ -594,6 +599,7 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 	struct cap_record rec = { .type = CAP_CHUNK_OBJECTS };
 	struct cap_object o = { 0 };
 	struct debug_file dbg = { .fd = -1 };
+	struct elfobj_syms syms = { 0 };	/* the names o->syms has of its own */
 	enum embed level = embed_level(obj, opts);
 	Elf *e = NULL;
 	int err = 0;
@@ -615,7 +621,7 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 		o.debuglink = link ? (char *)link : "";
 		err = read_segments(e, &o);
 		if (!err)
-			err = read_symbols(os, obj, e, &dbg, &o);
+			err = read_symbols(os, obj, e, &dbg, &syms, &o);
 	}
 	if (level == EMBED_LOST)
 		level = whole_tells_more(e, &o) ? EMBED_WHOLE : EMBED_SYMBOLS;
@@ -642,7 +648,7 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 		free(o.syms);
 		o.syms = NULL;
 		o.nsyms = 0;
-		err = read_symbols(os, obj, e, NULL, &o);
+		err = read_symbols(os, obj, e, NULL, &syms, &o);
 		if (!err)
 			err = cap_writer__put(w, &rec);
 	}
@@ -651,6 +657,7 @@ static int put_object(struct rec_objects *os, struct rec_object *obj, const stru
 		free(o.data);
 	free(o.segs);
 	free(o.syms);
+	elfobj_syms_clear(&syms);
 	debug_file_close(&dbg);
 	if (e)
 		elf_end(e);

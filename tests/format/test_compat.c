@@ -6,10 +6,9 @@
  *
  *   test_compat                 check tests/format/compat/v*.stk (run from the repo root)
  *   test_compat --write FILE    write the 1.0 sample capture (done once, when 1.0 was released)
- * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk, v3.0.stk, v4.0.stk and
- * v4.1.stk were written once by
- * tests/tools/mkcompat from samples_v1_1.h, samples_v2_0.h, samples_v2_1.h, samples_v2_2.h,
- * samples_v3_0.h, samples_v4_0.h and samples_v4_1.h.
+ * v1.1.stk, v2.0.stk, v2.1.stk, v2.2.stk, v3.0.stk, v4.0.stk, v4.1.stk and v4.2.stk were written
+ * once by tests/tools/mkcompat from samples_v1_1.h, samples_v2_0.h, samples_v2_1.h,
+ * samples_v2_2.h, samples_v3_0.h, samples_v4_0.h, samples_v4_1.h and samples_v4_2.h.
  */
 #include "helpers.h"
 #include "samples.h"
@@ -20,6 +19,7 @@
 #include "samples_v3_0.h"
 #include "samples_v4_0.h"
 #include "samples_v4_1.h"
+#include "samples_v4_2.h"
 
 #define V1_0_PATH "tests/format/compat/v1.0.stk"
 #define V1_1_PATH "tests/format/compat/v1.1.stk"
@@ -29,6 +29,7 @@
 #define V3_0_PATH "tests/format/compat/v3.0.stk"
 #define V4_0_PATH "tests/format/compat/v4.0.stk"
 #define V4_1_PATH "tests/format/compat/v4.1.stk"
+#define V4_2_PATH "tests/format/compat/v4.2.stk"
 
 static int write_sample(const char *path)
 {
@@ -450,6 +451,34 @@ static void check_v4_1(void)
 	release(r, got, SAMPLE41_NRECORDS);
 }
 
+/*
+ * format 4.2: every record against samples_v4_2.h (one interval: its stacks are the file's),
+ * then what 4.2 added written out as literals: the PLT stubs' names kept whole (no symbol
+ * version), _init's size.
+ */
+static void check_v4_2(void)
+{
+	struct cap_record recs[SAMPLE42_NRECORDS], *got[SAMPLE42_NRECORDS] = { 0 };
+	struct cap_reader *r;
+
+	sample42_records(recs);
+	r = open_compat(V4_2_PATH, "compat 4.2", 4, 2);
+	if (!r)
+		return;
+	read_compare(r, "compat 4.2", recs, got, SAMPLE42_NRECORDS, 0);
+	check_clean_end(r, "compat 4.2");
+	if (got[2]) {
+		const struct cap_object *o = &got[2]->objects.objs[0];
+
+		T_CHECK("compat 4.2 literal: PLT stubs and a sized _init",
+			o->nsyms == 7 && !strcmp(o->syms[2].name, "memcmp@plt") &&
+			cap_symbol_base_len(o->syms[2].name) == strlen("memcmp@plt") &&
+			cap_symbol_is_plt(o->syms[3].name) && o->syms[0].size == 0x17,
+			"nsyms %u", o->nsyms);
+	}
+	release(r, got, SAMPLE42_NRECORDS);
+}
+
 int main(int argc, char **argv)
 {
 	struct cap_record recs[SAMPLE_NRECORDS], *got[SAMPLE_NRECORDS] = { 0 };
@@ -483,5 +512,6 @@ int main(int argc, char **argv)
 	check_v3_0();
 	check_v4_0();
 	check_v4_1();
+	check_v4_2();
 	T_EXIT();
 }

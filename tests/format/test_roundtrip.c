@@ -79,8 +79,8 @@ out:
 
 static void test_empty_capture(void)
 {
-	/* Files written now say 4.1 (format.md 5). */
-	static const uint8_t want[16] = { 'S', 'T', 'K', 'C', 'A', 'P', '\r', '\n', 4, 0, 1, 0 };
+	/* Files written now say 4.2 (format.md 5). */
+	static const uint8_t want[16] = { 'S', 'T', 'K', 'C', 'A', 'P', '\r', '\n', 4, 0, 2, 0 };
 	struct cap_writer *w = cap_writer__open(path_in("empty.stk"));
 	struct cap_reader *r;
 	struct cap_chunk ch;
@@ -94,7 +94,7 @@ static void test_empty_capture(void)
 	cap_writer__close(w);
 	buf = slurp(path_in("empty.stk"), &len);
 	T_EQ_U64("empty file is the 16-byte header", 16, len);
-	/* format.md 2: magic, 4, 1, then CRC32C of those 12 bytes, all little-endian. */
+	/* format.md 2: magic, 4, 2, then CRC32C of those 12 bytes, all little-endian. */
 	T_CHECK("empty header bytes", buf && len == 16 && !memcmp(buf, want, 12) &&
 		buf[12] + (buf[13] << 8) + (buf[14] << 16) + ((uint32_t)buf[15] << 24) ==
 			cap_crc32c(0, want, 12), "header differs");

@@ -2,9 +2,9 @@
 /*
  * mkgolden.c: writes the synthetic captures of tests/golden (input.stk of each case) with the
  * format/ writer. Nothing comes from this host: kallsyms are a handful of made-up kernel
- * symbols, and user mappings point at the committed tests/golden/elf/golden{,-pie}.elf, whose
- * symbol addresses and build-ids are read here (so the captures always match the committed
- * binaries; reports reach them with --symfs tests/golden/elf).
+ * symbols, and user mappings point at the committed tests/golden/elf/golden{,-pie}.elf (and
+ * plt{,-stripped}.elf), whose symbol addresses and build-ids are read here (so the captures
+ * always match the committed binaries; reports reach them with --symfs tests/golden/elf).
  *
  * Usage: mkgolden GOLDEN_DIR     (writes GOLDEN_DIR/CASE/input.stk; reads GOLDEN_DIR/elf/)
  */
@@ -14,7 +14,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <stk/capture.h>
+#include <stk/elfobj.h>
 
 #include "stk/symbolize.h"
 #include "elfmap.h"
@@ -67,12 +71,12 @@ static uint64_t at(const struct elf_obj *o, const char *name, uint64_t off)
 	return o->bias + sym(o, name) + off;
 }
 
-/* The executable mapping of the object, as /proc/PID/maps would show it. */
-static struct cap_mapping text_map(const struct elf_obj *o)
+/* The mapping of the object's segment holding addr, as /proc/PID/maps would show it. */
+static struct cap_mapping text_map_at(const struct elf_obj *o, uint64_t addr)
 {
 	struct cap_mapping m = { 0 };
 
-	elfmap_segment(o->e, sym(o, "main"), o->bias, &m);
+	elfmap_segment(o->e, addr, o->bias, &m);
 	m.dev = 0x801;
 	m.inode = 4242;
 	m.kind = CAP_MAP_FILE;
@@ -80,6 +84,12 @@ static struct cap_mapping text_map(const struct elf_obj *o)
 	memcpy(m.build_id, o->e->build_id, o->e->build_id_len);
 	m.path = (char *)o->path;
 	return m;
+}
+
+/* The executable mapping of the object: the one holding main. */
+static struct cap_mapping text_map(const struct elf_obj *o)
+{
+	return text_map_at(o, sym(o, "main"));
 }
 
 static struct cap_mapping other_map(uint64_t start, uint64_t end, uint32_t kind, const char *path,
@@ -272,7 +282,7 @@ static void put_losses(struct out *o, uint32_t seq, uint32_t kind, uint64_t n, u
 
 /* An interval under construction. */
 struct ivb {
-	struct cap_stack ks[16], us[16];
+	struct cap_stack ks[16], us[32];
 	uint64_t ips[64][16];
 	uint32_t nips_used;
 	struct cap_row rows[32];
@@ -329,7 +339,7 @@ static void iv_put(struct out *o, struct ivb *b)
 
 /* ---- the cases ----------------------------------------------------------------------------- */
 
-static struct elf_obj golden, pie;
+static struct elf_obj golden, pie, plt, plt_stripped;
 
 /* Processes shared by the count, truncated and corrupt captures. */
 static void put_count_procs(struct out *o)
@@ -606,6 +616,100 @@ static void case_paths(struct out *o)
 	iv_begin(&b, 0);
 	u = iv_stack(&b, false, ips);
 	iv_row(&b, 0, 100, "paths", 0, u, 0, 7);
+	iv_put(o, &b);
+	close_case(o, true);
+}
+
+/*
+ * The OBJECTS record stkrec writes for the file (record/proc/objects.c): its segments, and its
+ * .symtab, else its .dynsym, with its PLT stubs, one symbol per address.
+ */
+static void put_object_of(struct out *o, const struct elf_obj *eo, const char *file)
+{
+	struct elfobj_syms l = { 0 };
+	struct cap_object obj = { .path = (char *)eo->path, .debuglink = "",
+				  .build_id_len = eo->e->build_id_len };
+	struct cap_record rec = { .type = CAP_CHUNK_OBJECTS, .objects = { 1, &obj } };
+	struct cap_segment segs[8];
+	struct cap_symbol *syms;
+	char path[512];
+	int fd;
+	Elf *e;
+
+	snprintf(path, sizeof(path), "%s/elf/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	if (!e)
+		die(path, errno);
+	obj.flags = elfobj_syms_add(&l, e, SHT_SYMTAB, 0) > 0 ? CAP_OBJ_F_SYMTAB : CAP_OBJ_F_DYNSYM;
+	if (!l.n)
+		elfobj_syms_add(&l, e, SHT_DYNSYM, 0);
+	if (elfobj_syms_add_plt(&l, e) < 0)
+		die(path, ENOMEM);
+	elfobj_syms_unique(&l);
+	syms = calloc(l.n + 1, sizeof(*syms));
+	if (!syms)
+		die(path, ENOMEM);
+	for (uint32_t i = 0; i < l.n; i++)
+		syms[i] = (struct cap_symbol){ l.v[i].addr, l.v[i].c.size, (char *)l.v[i].c.name };
+	obj.nsyms = l.n;
+	obj.syms = syms;
+	for (uint32_t i = 0; i < eo->e->nsegs && i < 8; i++, obj.nsegs++)
+		segs[i] = (struct cap_segment){ eo->e->segs[i].offset, eo->e->segs[i].vaddr,
+						eo->e->segs[i].filesz, eo->e->segs[i].memsz };
+	obj.segs = segs;
+	memcpy(obj.build_id, eo->e->build_id, obj.build_id_len);
+	put(o, &rec);
+	free(syms);
+	elfobj_syms_clear(&l);
+	elf_end(e);
+	close(fd);
+}
+
+/*
+ * PLT stubs (tests/golden/plt, plt-embedded): leaves in each stub of plt.elf (.plt's lazy ones,
+ * .plt.got's, .plt.sec's), in .plt's first entry (no function's: _init, sizeless before it, must
+ * not name it) and in _init, called from main. plt: the stacks in plt.elf and in
+ * plt-stripped.elf, named from the files (the one's .symtab, the other's .dynsym); embedded: in
+ * plt-stripped.elf, named from the record stkrec writes for it (.dynsym and the stubs). The
+ * two files have one build-id: a capture with the record would name both from it. Every stub
+ * reads NAME@plt in each.
+ */
+static void case_plt(struct out *o, const char *name, bool embedded)
+{
+	static struct cap_mapping m100[1], m300[1];
+	struct cap_process procs[] = {
+		{ 100, 0, 5000, "plt", "/plt.elf", 1, m100 },
+		{ 300, 0, 7000, "plt-stripped", "/plt-stripped.elf", 1, m300 },
+	};
+	struct cap_probe probes[] = { { 0, CAP_PROBE_SAMPLE, 4, "profile" } };
+	/* leaves, one stack each: the stubs at 0x1030..0x109f, PLT0, _init */
+	static const uint64_t leaves[] = { 0x1034, 0x1040, 0x1059, 0x1064, 0x1070, 0x1084, 0x109e,
+					   0x1026, 0x1004 };
+	const uint64_t ret_main = sym(&plt, "main") + 0xc;
+	uint32_t first = embedded ? 1 : 0;
+	struct ivb b;
+	char comm[16];
+
+	m100[0] = text_map(&plt);
+	m300[0] = text_map_at(&plt_stripped, leaves[0]);
+	open_case(o, name);
+	put_meta_host(o, "profile", probes, 1, "golden-host", "99");
+	put_ksyms(o, false);
+	put_procs(o, procs + first, 2 - first);
+	if (embedded)
+		put_object_of(o, &plt_stripped, "plt-stripped.elf");
+	iv_begin(&b, 0);
+	for (uint32_t p = first; p < 2; p++) {
+		const struct elf_obj *eo = p ? &plt_stripped : &plt;
+
+		snprintf(comm, sizeof(comm), "%s", procs[p].comm);
+		for (uint32_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+			const uint64_t ips[] = { eo->bias + leaves[i], eo->bias + ret_main, 0 };
+
+			iv_row(&b, 0, procs[p].pid, comm, 0, iv_stack(&b, false, ips), 0, i + 1);
+		}
+	}
 	iv_put(o, &b);
 	close_case(o, true);
 }
@@ -1272,6 +1376,8 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	load_elf(&golden, "golden.elf", "/golden.elf", 0);
 	load_elf(&pie, "golden-pie.elf", "/golden-pie.elf", PIE_BIAS);
+	load_elf(&plt, "plt.elf", "/plt.elf", PIE_BIAS);
+	load_elf(&plt_stripped, "plt-stripped.elf", "/plt-stripped.elf", PIE_BIAS);
 
 	case_count(&o, "count", true);
 	case_profile(&o);
@@ -1287,6 +1393,8 @@ int main(int argc, char **argv)
 	case_control(&o);
 	case_control_snoop(&o);
 	case_python(&o);
+	case_plt(&o, "plt", false);
+	case_plt(&o, "plt-embedded", true);
 
 	/* recorder killed inside the second interval chunk */
 	case_count(&o, "truncated", false);
