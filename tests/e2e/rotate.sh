@@ -15,9 +15,12 @@ e2e_require
 tp=t:syscalls:sys_enter_getppid
 capdump=$PWD/$OUTPUT/tests/tools/capdump
 
-# The workload in a directory of its own, hidden for the reports (anywhere.sh).
+# The workload in a directory of its own, hidden for the reports (anywhere.sh), under a name of
+# this run's (the shell's pid in it): the recordings are system-wide, and their counts by comm
+# must not take in another wl_rate running meanwhile (another checkout's test, a benchmark's).
 mkdir -p "$tmp/bin" "$tmp/nothing"
-cp "$WL/wl_rate" "$tmp/bin/wl_rate"
+rate=wl_rate$(($$ % 100000))
+cp "$WL/wl_rate" "$tmp/bin/$rate"
 hidden() { # NAME CAPTURE ARGS...: stkreport ARGS CAPTURE with $tmp/bin hidden
 	local name=$1 cap=$2
 	shift 2
@@ -38,7 +41,7 @@ n=3600
 mkdir "$tmp/r"
 rec_bg rot -q -i 1 --rotate 3 -D 12 -o "$tmp/r/rot.stk" "$tp"
 rec_ready rot || not_ok rot.ready "stkrec did not start: $(head -1 "$tmp/rot.err")"
-"$tmp/bin/wl_rate" -r 360 "$n"	# 10 s: into all four files
+"$tmp/bin/$rate" -r 360 "$n"	# 10 s: into all four files
 rec_wait "$REC_PID"
 check_eq rot.exit 0 $? "$tmp/rot.err"
 mapfile -t files < <(stamped "$tmp/r" rot)
@@ -56,10 +59,10 @@ for i in "${!files[@]}"; do
 		show "$tmp/rot${i}s.rerr"
 	check_true "rot.file$i.intervals" "3 intervals" \
 		grep -qE '^# recorded: .*, intervals: 3$' "$tmp/rot${i}s.rerr"
-	all=$(sum_folded "$tmp/rot$i.rep" '^wl_rate;')
+	all=$(sum_folded "$tmp/rot$i.rep" "^$rate;")
 	# user frames from the file's own OBJECTS records, kernel frames from its KSYMS_ADD
 	named=$(sum_folded "$tmp/rot$i.rep" \
-		'^wl_rate;(.*;)?main;wl_outer;wl_middle;wl_getppid;entry_SYSCALL_64[a-z_]*;do_syscall_64;')
+		"^$rate"';(.*;)?main;wl_outer;wl_middle;wl_getppid;entry_SYSCALL_64[a-z_]*;do_syscall_64;')
 	check_true "rot.file$i.events" "events of the workload, got $all" test "$all" -gt 0
 	check_eq "rot.file$i.named_alone" "$all" "$named" "$tmp/rot$i.rep"
 	sum=$((sum + all))
