@@ -556,10 +556,14 @@ static void decode_code_lines(struct cursor *c, struct cap_code *code)
 	}
 	code->lines = alloc(c, (size_t)n * sizeof(*code->lines));
 	for (uint64_t i = 0; i < n && !c->err; i++) {
-		uint64_t d;
+		/* each delta checked before it is added: a huge one must not wrap the sums */
+		uint64_t step = get_varint(c), d = get_varint(c);
 
-		start += get_varint(c);
-		d = get_varint(c);
+		if (step > UINT32_MAX || (d >> 1) > UINT32_MAX) {
+			fail(c, -EBADMSG);
+			break;
+		}
+		start += step;
 		line += d & 1 ? -(int64_t)(d >> 1) - 1 : (int64_t)(d >> 1);
 		if (start > UINT32_MAX || line < 0 || line > UINT32_MAX)
 			fail(c, -EBADMSG);
