@@ -33,22 +33,16 @@ struct {
 } py_codes SEC(".maps");
 
 /*
- * Their notifications (STK_NOTIFY_PYCODE), in a ring of their own, which a thread of stkrec's
- * reads at once (record/python/): the names must be read before the process frees the code
- * objects, often within milliseconds of their first sight, while the notify ring's reader may
- * be building a process's unwind tables (150 to 250 ms for python3.11 in the 6.1 VM, where names
- * read only at the drain were of code objects freed by the interpreter's exit).
+ * Their notifications (struct stk_pycode: STK_NOTIFY_PYCODE and the names BPF copied), in a
+ * ring of their own, which a thread of stkrec's reads at once (record/python/): the names must
+ * be had before the process frees the code objects, often within milliseconds of their first
+ * sight, while the notify ring's reader may be building a process's unwind tables (150 to 250
+ * ms for python3.11 in the 6.1 VM). 2 KiB a record: a new process's first events tell dozens.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } py_notify SEC(".maps");
-
-static __always_inline bool send_notify_py(__u32 tgid, __u64 code, __u32 check)
-{
-	return send_notify_to(&py_notify, tgid, STK_NOTIFY_PYCODE, code, bpf_ktime_get_ns(),
-			      check);
-}
 
 /* Thread states searched for the thread's own when it does not hold the GIL. */
 #define PY_THREADS_MAX 64
@@ -67,6 +61,7 @@ struct pywalk {
 	__u32 pad;
 	__u8 buf[STK_PY_READ];	/* the frame read */
 	__u8 code[STK_PY_READ];	/* its code object's head */
+	struct stk_pyproc py;	/* the interpreter the chain was read with (py_chain()) */
 };
 
 /* What bpf_loop() hands each step (on the BPF stack: pointers) */
@@ -87,25 +82,35 @@ static __always_inline __u32 py_index(__u32 i, __u32 n)
 	return i & (n - 1);
 }
 
-/* A word of a read buffer at byte off (a table offset the verifier must see in range). */
-static __always_inline __u64 py_u64(const __u8 *buf, __u32 off)
+/*
+ * A word of a read buffer of size bytes (at most 256) at byte off: a table offset the verifier
+ * must see in range.
+ */
+static __always_inline __u64 py_u64(const __u8 *buf, __u32 size, __u32 off)
 {
 	__u64 v = 0;
 
-	off &= 127;
-	if (off <= STK_PY_READ - 8)
+	off &= 255;
+	if (off + 8 <= size)
 		__builtin_memcpy(&v, buf + off, 8);
 	return v;
 }
 
-static __always_inline __u32 py_u32(const __u8 *buf, __u32 off)
+static __always_inline __u32 py_u32(const __u8 *buf, __u32 size, __u32 off)
 {
 	__u32 v = 0;
 
-	off &= 127;
-	if (off <= STK_PY_READ - 4)
+	off &= 255;
+	if (off + 4 <= size)
 		__builtin_memcpy(&v, buf + off, 4);
 	return v;
+}
+
+/* The digest (stk_py_check()) of a code object whose head is in buf (size bytes of it). */
+static __always_inline __u32 py_digest(const __u8 *buf, __u32 size, const struct stk_pylayout *l)
+{
+	return stk_py_check(py_u32(buf, size, l->co_firstlineno), py_u32(buf, size, l->co_argcount),
+			    py_u32(buf, size, l->co_kwonly), py_u32(buf, size, l->co_flags));
 }
 
 static __always_inline __u8 py_u8(const __u8 *buf, __u32 off)
@@ -223,8 +228,8 @@ static __always_inline long py_next_cframe(struct pywalk_ctx *c, const struct st
 	if (bpf_probe_read_user(p->buf, 32, (void *)p->cframe))
 		return py_end(c, STK_PYSTOP_READ_FAULT);
 	p->at = p->cframe;
-	p->frame = py_u64(p->buf, l->cur_frame);
-	p->cframe = py_u64(p->buf, l->cf_previous);
+	p->frame = py_u64(p->buf, STK_PY_READ, l->cur_frame);
+	p->cframe = py_u64(p->buf, STK_PY_READ, l->cf_previous);
 	p->first = c->out->n;
 	return 0;
 }
@@ -250,7 +255,7 @@ static long py_frame_step(__u32 i, void *ctx)
 	at = p->frame;
 	if (bpf_probe_read_user(p->buf, sizeof(p->buf), (void *)at))
 		return py_drop(c, l, STK_PYSTOP_READ_FAULT);
-	p->frame = py_u64(p->buf, l->fr_previous);
+	p->frame = py_u64(p->buf, STK_PY_READ, l->fr_previous);
 	entry = py_u8(p->buf, l->fr_entry);
 	/* the shim on the C stack of the activation that ran the frames before it */
 	if (!flag && entry == l->entry_value)
@@ -260,18 +265,17 @@ static long py_frame_step(__u32 i, void *ctx)
 			py_close(c, p->at);	/* the frames read of this one */
 		return py_end(c, STK_PYSTOP_TRUNCATED);
 	}
-	code = py_u64(p->buf, l->fr_code);
-	instr = py_u64(p->buf, l->fr_instr);
+	code = py_u64(p->buf, STK_PY_READ, l->fr_code);
+	instr = py_u64(p->buf, STK_PY_READ, l->fr_instr);
 	if (bpf_probe_read_user(p->code, sizeof(p->code), (void *)code) ||
-	    py_u64(p->code, 8) != c->py->code_type)	/* ob_type */
+	    py_u64(p->code, STK_PY_READ, 8) != c->py->code_type)	/* ob_type */
 		return py_drop(c, l, STK_PYSTOP_BAD_FRAME);
 	f = &c->out->f[py_index(n, STK_PY_FRAMES)];
 	f->code = code;
 	/* before the first instruction (a frame not started yet) the pointer is one unit short */
 	instr -= code + l->co_code;
 	f->lasti = (__s64)instr >= 0 && instr < (1ull << 31) ? instr / 2 : STK_PY_LASTI_NONE;
-	f->check = stk_py_check(py_u32(p->code, l->co_firstlineno), py_u32(p->code, l->co_argcount),
-				py_u32(p->code, l->co_kwonly), py_u32(p->code, l->co_flags));
+	f->check = py_digest(p->code, STK_PY_READ, l);
 	c->out->n = n + 1;
 	/* 3.11: the activation's first frame is its last here */
 	if (flag && (entry || !p->frame)) {
@@ -301,6 +305,7 @@ __noinline __u32 py_chain(struct stk_pychain *out, const struct stk_pyproc *py, 
 	out->stop = STK_PYSTOP_NONE;
 	if (!cfg_python || !py->runtime)
 		return 0;
+	p->py = *py;	/* for the code objects' copies (py_note_chain()) */
 	l = &py->l;
 	p->tid = out->tid;
 	ts = py_thread_state(&c);
@@ -325,14 +330,127 @@ __noinline __u32 py_chain(struct stk_pychain *out, const struct stk_pyproc *py, 
 	return out->n;
 }
 
+/* Bytes of a code object's head read for its names: every offset the layouts give + 8 fits. */
+#define PY_CODE_HEAD 160
+
+
+/*
+ * size bytes (at most cap) of the object at addr into dst, of which have are there already
+ * (its head): the bytes copied. The process chose size: a cut copy is stkrec's to finish.
+ */
+static __always_inline __u16 py_copy_rest(__u8 *dst, __u64 addr, __u64 size, __u32 cap,
+					  __u32 have)
+{
+	size = size < cap ? size : cap;
+	/*
+	 * The bound in the program, as in py_index(): the verifier checks the read's size by it.
+	 * Two compares, kept apart: clang made one range compare of them (size - have - 1 below
+	 * cap - have), whose bound 6.1's verifier does not carry to size.
+	 */
+	asm volatile("" : "+r"(size));
+	if (size > cap)
+		return have;
+	asm volatile("" : "+r"(size));
+	if (size <= have)
+		return have;
+	if (bpf_probe_read_user(dst, size, (void *)addr))
+		return have;
+	return size;
+}
+
+/*
+ * A str object (a name, a file name) at addr into dst: its head (length at 16, state at 32),
+ * then its characters, 1, 2 or 4 bytes each (compact strings: code objects' names are), as
+ * many as STK_PYCODE_STR holds. stkrec checks what it decodes (record/python/ read_str()).
+ */
+static __always_inline __u16 py_copy_str(__u8 *dst, __u64 addr, const struct stk_pylayout *l)
+{
+	__u64 len;
+	__u32 state;
+
+	if (!addr || bpf_probe_read_user(dst, 40, (void *)addr))
+		return 0;
+	__builtin_memcpy(&len, dst + 16, 8);
+	__builtin_memcpy(&state, dst + 32, 4);
+	if (len > STK_PYCODE_STR)
+		len = STK_PYCODE_STR;
+	return py_copy_rest(dst, addr, state & (1u << 6) ? l->str_ascii + len :
+				   l->str_compact + len * ((state >> 2) & 7), STK_PYCODE_STR, 40);
+}
+
+/* The line table, a bytes object at addr, into dst: its head (ob_size at 16), its bytes at 32. */
+static __always_inline __u16 py_copy_bytes(__u8 *dst, __u64 addr)
+{
+	__u64 len;
+
+	if (!addr || bpf_probe_read_user(dst, 32, (void *)addr))
+		return 0;
+	__builtin_memcpy(&len, dst + 16, 8);
+	if (len > STK_PYCODE_LINES)
+		len = STK_PYCODE_LINES;
+	return py_copy_rest(dst, addr, 32 + len, STK_PYCODE_LINES, 32);
+}
+
+/*
+ * Tell stkrec of code object (code, check) of process tgid, whose interpreter is py, with what
+ * names it (struct stk_pycode), copied now, in the task that runs it: a short-lived process is
+ * often gone, or has freed the object, by the time stkrec's thread could read it (20 runs of a
+ * 20 ms script: all 21 code objects unnamed). Only when the object at code still has the
+ * frame's digest and code type: else nothing is copied and stkrec's own read says why. Seven
+ * reads at a code object's first sight, never per event. Global: checked once, whichever walk
+ * calls it. False: the ring was full.
+ */
+__noinline bool py_send_code(__u32 tgid, __u64 code, __u32 check, const struct stk_pyproc *py)
+{
+	struct stk_pycode *r;
+	const struct stk_pylayout *l;
+	__u8 *head;
+
+	if (!py)
+		return false;
+	r = bpf_ringbuf_reserve(&py_notify, sizeof(*r), 0);
+	if (!r) {
+		stat_add(STK_STAT_NOTIFY_DROPPED);
+		return false;
+	}
+	r->n.tgid = tgid;
+	r->n.kind = STK_NOTIFY_PYCODE;
+	r->n.addr = code;
+	r->n.ts_ns = bpf_ktime_get_ns();
+	r->n.check = check;
+	r->n.pad = 0;
+	r->version = 0;
+	r->name_len = r->file_len = r->lines_len = 0;
+	r->firstline = 0;
+	r->pad = 0;
+	r->name_at = r->file_at = r->lines_at = 0;
+	l = &py->l;
+	/* the code object's head goes where its line table will: the BPF stack has no room */
+	head = r->lines;
+	if (!bpf_probe_read_user(head, PY_CODE_HEAD, (void *)code) &&
+	    py_u64(head, PY_CODE_HEAD, 8) == py->code_type &&	/* ob_type */
+	    py_digest(head, PY_CODE_HEAD, l) == (check & STK_PY_CHECK_MASK)) {
+		r->version = l->version;
+		r->firstline = py_u32(head, PY_CODE_HEAD, l->co_firstlineno);
+		r->name_at = py_u64(head, PY_CODE_HEAD, l->co_qualname);
+		r->file_at = py_u64(head, PY_CODE_HEAD, l->co_filename);
+		r->lines_at = py_u64(head, PY_CODE_HEAD, l->co_linetable);
+		r->name_len = py_copy_str(r->name, r->name_at, l);
+		r->file_len = py_copy_str(r->file, r->file_at, l);
+		r->lines_len = py_copy_bytes(r->lines, r->lines_at);
+	}
+	bpf_ringbuf_submit(r, 0);
+	return true;
+}
+
 /*
  * Tell stkrec of a code object of process tgid this CPU has not seen lately (py_seen: its hints,
- * [PY_SEEN_HINTS]), unless BPF told it already: stkrec reads its names and line table then,
- * while the process still has them, not at the drain, which may come after the process exited.
- * The per-CPU hints spare most events the LRU lookup; a code object the LRU forgot is told
- * again, and stkrec reads it once anyway.
+ * [PY_SEEN_HINTS]), unless BPF told it already (py_send_code()). The per-CPU hints spare most
+ * events the LRU lookup; a code object the LRU forgot is told again, and stkrec reads it once
+ * anyway.
  */
-static __always_inline void py_note_code(__u32 tgid, __u64 *py_seen, const struct stk_pyframe *f)
+static __always_inline void py_note_code(__u32 tgid, __u64 *py_seen, const struct stk_pyframe *f,
+					 const struct stk_pyproc *py)
 {
 	struct py_code_key key = { .tgid = tgid, .check = f->check & STK_PY_CHECK_MASK,
 				   .code = f->code };
@@ -346,7 +464,7 @@ static __always_inline void py_note_code(__u32 tgid, __u64 *py_seen, const struc
 	if (bpf_map_lookup_elem(&py_codes, &key) ||
 	    bpf_map_update_elem(&py_codes, &key, &one, BPF_NOEXIST))
 		return;
-	if (!send_notify_py(key.tgid, key.code, key.check)) {
+	if (!py_send_code(key.tgid, key.code, key.check, py)) {
 		/* told later, when there is room: by this CPU too */
 		bpf_map_delete_elem(&py_codes, &key);
 		py_seen[slot] = 0;
@@ -355,6 +473,7 @@ static __always_inline void py_note_code(__u32 tgid, __u64 *py_seen, const struc
 
 struct py_note_ctx {
 	const struct stk_pychain *chain;
+	const struct stk_pyproc *py;
 	__u64 *py_seen;
 	__u32 tgid;
 };
@@ -365,18 +484,18 @@ static long py_note_step(__u32 i, void *ctx)
 
 	if (i >= c->chain->n)
 		return 1;
-	py_note_code(c->tgid, c->py_seen, &c->chain->f[py_index(i, STK_PY_FRAMES)]);
+	py_note_code(c->tgid, c->py_seen, &c->chain->f[py_index(i, STK_PY_FRAMES)], c->py);
 	return 0;
 }
 
 /*
- * Tell stkrec of every code object of a chain whose event it walks itself (a deferred event):
- * that walk may come late, after the process freed them.
+ * Tell stkrec of every code object of a chain whose event it walks itself (a deferred event),
+ * read with the interpreter pw->py: that walk may come late, after the process freed them.
  */
 static __always_inline void py_note_chain(__u32 tgid, const struct stk_pychain *chain,
-					  __u64 *py_seen)
+					  __u64 *py_seen, const struct pywalk *pw)
 {
-	struct py_note_ctx c = { .chain = chain, .py_seen = py_seen, .tgid = tgid };
+	struct py_note_ctx c = { .chain = chain, .py = &pw->py, .py_seen = py_seen, .tgid = tgid };
 
 	bpf_loop(STK_PY_FRAMES, py_note_step, &c, 0);
 }

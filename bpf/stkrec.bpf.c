@@ -651,7 +651,7 @@ __noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struc
 		return false;
 	}
 	if (sc->py.stop != STK_PYSTOP_NONE)
-		py_note_chain(key->tgid, &sc->py, sc->py_seen);
+		py_note_chain(key->tgid, &sc->py, sc->py_seen, &sc->pyw);
 	slot = cpu * STK_NEST_MAX + sc->level;
 	d = bpf_map_lookup_elem(&defer_slots, &slot);
 	if (!d)

@@ -599,7 +599,7 @@ static __always_inline long py_emit(struct uwalk_ctx *c)
 	w->n = n + 2;
 	w->py_i = i + 1;
 	w->py_emit = i + 1 < w->py_end;
-	py_note_code(c->w->tgid, c->py_seen, f);
+	py_note_code(c->w->tgid, c->py_seen, f, &c->proc->py);
 	return 0;
 }
 

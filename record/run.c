@@ -196,8 +196,9 @@ static void print_python_stats(struct rec_python *py)
 	rec_python__stats(py, &st);
 	if (st.read)
 		fprintf(stderr, "stkrec: python: %llu code objects read, %llu unnamed, %llu "
-			"written\n", (unsigned long long)st.read, (unsigned long long)st.unnamed,
-			(unsigned long long)st.written);
+			"written, %llu with their first line only\n", (unsigned long long)st.read,
+			(unsigned long long)st.unnamed, (unsigned long long)st.written,
+			(unsigned long long)st.lines_cut);
 }
 
 /*

@@ -416,6 +416,12 @@ struct stk_pylayout {
 	__u8 entry_kind;	/* enum stk_pyentry */
 	__u8 entry_value;
 	__u16 version;		/* major << 8 | minor of the table entry (stkrec's own reads) */
+	/* what BPF copies of a code object at its first sight (struct stk_pycode): */
+	__u8 str_ascii;		/* sizeof(PyASCIIObject): an ASCII string's bytes follow */
+	__u8 str_compact;	/* sizeof(PyCompactUnicodeObject): other strings' bytes follow */
+	__u16 co_filename;	/* PyCodeObject: its str objects and its line table (bytes) */
+	__u16 co_qualname;
+	__u16 co_linetable;
 	__u16 pad;
 };
 
@@ -425,6 +431,31 @@ struct stk_pyproc {
 	__u64 code_type;	/* address of PyCode_Type: every frame's code object has it */
 	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault */
 	struct stk_pylayout l;
+};
+
+/*
+ * A code object BPF met first, with what stkrec names it by, copied in the traced task at that
+ * moment (bpf/python.bpf.h py_send_code()): a short-lived process may be gone, or have freed
+ * the object, before stkrec's thread could read it (process_vm_readv()). Each object is copied
+ * from its start (the str's head, then its characters; the bytes object's head, then its
+ * bytes), as far as the process let BPF read it and up to the array's size: stkrec decodes
+ * them as it decodes its own reads, and reads from the process only what is missing.
+ */
+#define STK_PYCODE_STR 512	/* a name's or file name's str object: head (72) + characters */
+#define STK_PYCODE_LINES 1024	/* a line table's bytes object: head (32) + bytes */
+
+struct stk_pycode {
+	struct stk_notify n;	/* STK_NOTIFY_PYCODE: tgid, addr (the code object), check */
+	__u16 version;		/* stk_pylayout version the copy is of; 0: nothing copied */
+	__u16 name_len;		/* bytes of name, file, lines copied (0: not read) */
+	__u16 file_len;
+	__u16 lines_len;
+	__u32 firstline;	/* co_firstlineno */
+	__u32 pad;
+	__u64 name_at, file_at, lines_at;	/* the objects' addresses: where the rest is */
+	__u8 name[STK_PYCODE_STR];	/* co_qualname */
+	__u8 file[STK_PYCODE_STR];	/* co_filename */
+	__u8 lines[STK_PYCODE_LINES];	/* co_linetable */
 };
 
 struct stk_uproc {

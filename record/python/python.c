@@ -45,14 +45,6 @@ const char *rec_python_frames_name(uint32_t mode)
 
 /* ---- layouts, one entry per CPython version ------------------------------------------------- */
 
-struct py_layout {
-	struct stk_pylayout l;		/* what BPF reads; l.version: major << 8 | minor */
-	/* what stkrec reads of a code object: */
-	uint16_t co_filename, co_qualname, co_linetable;
-	uint16_t str_ascii;		/* sizeof(PyASCIIObject): an ASCII string's bytes follow */
-	uint16_t str_compact;		/* sizeof(PyCompactUnicodeObject): other strings' bytes */
-};
-
 #define NONE 0xffff
 
 /*
@@ -61,56 +53,47 @@ struct py_layout {
  * _PyInterpreterFrame, PyCodeObject, and _PyRuntimeState's members. 3.12 and 3.13 keep the
  * thread state current in a thread-local variable, not in _PyRuntime: their threads are found
  * in the interpreter's list. 3.13's runtime also describes itself (_Py_DebugOffsets at the start
- * of _PyRuntime); its values agree with this entry.
+ * of _PyRuntime); its values agree with this entry. str_ascii and str_compact are
+ * sizeof(PyASCIIObject) and sizeof(PyCompactUnicodeObject): a string's characters follow.
  */
-static const struct py_layout py_layouts[] = {
+static const struct stk_pylayout py_layouts[] = {
 	{
-		.l = {
-			.version = 0x030b,
-			.rt_tstate = 0x240, .rt_interp = 0x28, .interp_threads = 0x10,
-			.ts_next = 8, .ts_tid = 160, .ts_cframe = 56, .cur_frame = 8,
-			.cf_previous = 16,
-			.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
-			.co_firstlineno = 72, .co_argcount = 56, .co_kwonly = 64, .co_flags = 48,
-			.co_code = 184, .entry_kind = STK_PYENTRY_FLAG,
-		},
+		.version = 0x030b,
+		.rt_tstate = 0x240, .rt_interp = 0x28, .interp_threads = 0x10,
+		.ts_next = 8, .ts_tid = 160, .ts_cframe = 56, .cur_frame = 8, .cf_previous = 16,
+		.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
+		.co_firstlineno = 72, .co_argcount = 56, .co_kwonly = 64, .co_flags = 48,
+		.co_code = 184, .entry_kind = STK_PYENTRY_FLAG,
 		.co_filename = 112, .co_qualname = 128, .co_linetable = 136,
 		.str_ascii = 48, .str_compact = 72,
 	},
 	{
-		.l = {
-			.version = 0x030c,
-			.rt_tstate = NONE, .rt_interp = 0x28, .interp_threads = 0x48,
-			.ts_next = 8, .ts_tid = 0x90, .ts_cframe = 0x38, .cur_frame = 0,
-			.cf_previous = 8,
-			.fr_code = 0, .fr_previous = 8, .fr_instr = 0x38, .fr_entry = 0x46,
-			.co_firstlineno = 0x44, .co_argcount = 0x34, .co_kwonly = 0x3c,
-			.co_flags = 0x30, .co_code = 0xc0,
-			.entry_kind = STK_PYENTRY_SHIM, .entry_value = 3,
-		},
+		.version = 0x030c,
+		.rt_tstate = NONE, .rt_interp = 0x28, .interp_threads = 0x48,
+		.ts_next = 8, .ts_tid = 0x90, .ts_cframe = 0x38, .cur_frame = 0, .cf_previous = 8,
+		.fr_code = 0, .fr_previous = 8, .fr_instr = 0x38, .fr_entry = 0x46,
+		.co_firstlineno = 0x44, .co_argcount = 0x34, .co_kwonly = 0x3c, .co_flags = 0x30,
+		.co_code = 0xc0, .entry_kind = STK_PYENTRY_SHIM, .entry_value = 3,
 		.co_filename = 0x70, .co_qualname = 0x80, .co_linetable = 0x88,
 		.str_ascii = 40, .str_compact = 56,
 	},
 	{
-		.l = {
-			.version = 0x030d,
-			.rt_tstate = NONE, .rt_interp = 0x278, .interp_threads = 0x1cb0,
-			.ts_next = 8, .ts_tid = 0xa0, .ts_cframe = NONE, .cur_frame = 0x48,
-			.cf_previous = NONE,
-			.fr_code = 0, .fr_previous = 8, .fr_instr = 0x38, .fr_entry = 0x46,
-			.co_firstlineno = 0x44, .co_argcount = 0x34, .co_kwonly = 0x3c,
-			.co_flags = 0x30, .co_code = 0xc8,
-			.entry_kind = STK_PYENTRY_SHIM, .entry_value = 3,
-		},
+		.version = 0x030d,
+		.rt_tstate = NONE, .rt_interp = 0x278, .interp_threads = 0x1cb0,
+		.ts_next = 8, .ts_tid = 0xa0, .ts_cframe = NONE, .cur_frame = 0x48,
+		.cf_previous = NONE,
+		.fr_code = 0, .fr_previous = 8, .fr_instr = 0x38, .fr_entry = 0x46,
+		.co_firstlineno = 0x44, .co_argcount = 0x34, .co_kwonly = 0x3c, .co_flags = 0x30,
+		.co_code = 0xc8, .entry_kind = STK_PYENTRY_SHIM, .entry_value = 3,
 		.co_filename = 0x70, .co_qualname = 0x80, .co_linetable = 0x88,
 		.str_ascii = 40, .str_compact = 56,
 	},
 };
 
-static const struct py_layout *layout_of(uint32_t version)
+static const struct stk_pylayout *layout_of(uint32_t version)
 {
 	for (size_t i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
-		if (py_layouts[i].l.version == version)
+		if (py_layouts[i].version == version)
 			return &py_layouts[i];
 	return NULL;
 }
@@ -203,15 +186,15 @@ void rec_pyobj_find(Elf *e, struct rec_pyobj *o)
 
 bool rec_pyobj_proc(const struct rec_pyobj *o, uint64_t load_bias, struct stk_pyproc *out)
 {
-	const struct py_layout *pl = o->status == REC_PY_OK ? layout_of(o->version) : NULL;
+	const struct stk_pylayout *l = o->status == REC_PY_OK ? layout_of(o->version) : NULL;
 
-	if (!pl)
+	if (!l)
 		return false;
 	out->runtime = o->runtime + load_bias;
 	out->code_type = o->code_type + load_bias;
 	out->eval_start = o->eval + load_bias;
 	out->eval_end = out->eval_start + o->eval_size;
-	out->l = pl->l;
+	out->l = *l;
 	return true;
 }
 
@@ -226,6 +209,7 @@ struct code {
 	uint64_t addr;
 	uint32_t id;		/* 0 until a stack names it */
 	uint32_t file;		/* the file (rec_python->file) it was last queued for */
+	uint32_t put_file;	/* and last written to (0: none yet) */
 	struct cap_code rec;	/* name, file, lines (reason: read or not) */
 };
 
@@ -250,6 +234,7 @@ struct rec_python {
 	struct rec_python_stats stats;
 	/* rec_python__watch(): the thread reading BPF's notifications */
 	struct ring_buffer *rb;
+	pthread_mutex_t rb_lock;	/* rb's consumer: the thread, or rec_python__put() */
 	pthread_t thread;
 	bool watching;		/* the thread runs */
 	int stop_fd;		/* eventfd: readable once __unwatch asks the thread to end */
@@ -280,6 +265,7 @@ struct rec_python *rec_python__new(uint32_t max_codes)
 	if (!py)
 		return NULL;
 	pthread_mutex_init(&py->lock, NULL);
+	pthread_mutex_init(&py->rb_lock, NULL);
 	py->stop_fd = -1;
 	py->max = max_codes;
 	py->file = 1;
@@ -314,6 +300,7 @@ void rec_python__free(struct rec_python *py)
 	tdestroy(py->procs, free);
 	free(py->pending);
 	pthread_mutex_destroy(&py->lock);
+	pthread_mutex_destroy(&py->rb_lock);
 	free(py);
 }
 
@@ -420,21 +407,100 @@ static size_t utf8_put(uint32_t cp, char *out)
 	return 4;
 }
 
+static uint32_t head_u32(const uint8_t *head, uint16_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, head + off, 4);
+	return v;
+}
+
+static uint64_t head_u64(const uint8_t *head, uint16_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, head + off, 8);
+	return v;
+}
+
 /*
- * A str object at addr as UTF-8 (a new string). Compact strings only, which code objects' names
- * are: ASCII (the bytes follow PyASCIIObject), else kind 1, 2 or 4 bytes a character after
- * PyCompactUnicodeObject (state: interned 2 bits, kind 3, compact 1, ascii 1). NULL: not one.
+ * Where a code object's parts are read: the copy BPF made at its first sight (struct
+ * stk_pycode), and for what it lacks, the process, opened at its first read. A read from the
+ * process first checks that the code object still has the frame's digest.
  */
-static char *read_str(uint32_t pid, int pagemap, const struct py_layout *pl, uint64_t addr,
+struct code_src {
+	const struct stk_pylayout *l;
+	uint64_t code_type;	/* the process's PyCode_Type (0: unknown, not checked) */
+	uint32_t pid, check;
+	uint64_t addr;		/* the code object */
+	int pagemap;		/* -1 until opened */
+	int verified;		/* 0: not yet; 1: the object is the frame's; < 0: -errno */
+	uint8_t head[256];	/* the code object's head, once verified */
+};
+
+/*
+ * The process's pagemap opened and its code object's head read and checked, once: 0 or -errno
+ * (-ESTALE: changed).
+ */
+static int src_process(struct code_src *s)
+{
+	const uint8_t *head = s->head;
+	char path[64];
+	int err;
+
+	if (s->verified)
+		return s->verified < 0 ? s->verified : 0;
+	snprintf(path, sizeof(path), "/proc/%u/pagemap", s->pid);
+	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	err = s->pagemap < 0 ? -ESRCH :
+	      read_mem(s->pid, s->pagemap, s->addr, s->head, s->l->co_code);
+	if (!err && ((s->code_type && head_u64(head, 8) != s->code_type) ||
+		     stk_py_check(head_u32(head, s->l->co_firstlineno),
+				  head_u32(head, s->l->co_argcount), head_u32(head, s->l->co_kwonly),
+				  head_u32(head, s->l->co_flags)) != s->check))
+		err = -ESTALE;	/* freed, and another object made at its address */
+	s->verified = err ? err : 1;
+	return err;
+}
+
+/*
+ * n bytes at offset off of the object at addr, of which BPF copied the first have bytes into
+ * copy: those from the copy, the rest from the process. 0 or -errno.
+ */
+static int src_read(struct code_src *s, const uint8_t *copy, size_t have, uint64_t addr,
+		    size_t off, void *buf, size_t n)
+{
+	size_t from_copy = off < have ? (have - off < n ? have - off : n) : 0;
+	int err;
+
+	if (from_copy)
+		memcpy(buf, copy + off, from_copy);
+	if (from_copy == n)
+		return 0;
+	err = src_process(s);
+	if (err)
+		return err;
+	return read_mem(s->pid, s->pagemap, addr + off + from_copy, (uint8_t *)buf + from_copy,
+			n - from_copy);
+}
+
+/*
+ * A str object at addr as UTF-8 (a new string), its first have bytes in copy. Compact strings
+ * only, which code objects' names are: ASCII (the bytes follow PyASCIIObject), else kind 1, 2
+ * or 4 bytes a character after PyCompactUnicodeObject (state: interned 2 bits, kind 3, compact
+ * 1, ascii 1). NULL: not one.
+ */
+static char *read_str(struct code_src *src, uint64_t addr, const uint8_t *copy, size_t have,
 		      int *err)
 {
+	const struct stk_pylayout *l = src->l;
 	uint8_t head[72], raw[MAX_NAME * 4];
 	uint64_t len;
 	uint32_t state, kind;
 	char *s;
 	size_t n = 0;
 
-	*err = read_mem(pid, pagemap, addr, head, pl->str_ascii);
+	*err = src_read(src, copy, have, addr, 0, head, l->str_ascii);
 	if (*err)
 		return NULL;
 	memcpy(&len, head + 16, 8);
@@ -445,7 +511,7 @@ static char *read_str(uint32_t pid, int pagemap, const struct py_layout *pl, uin
 		return NULL;	/* not compact, or no kind: not a name's string */
 	if (state & (1u << 6))
 		kind = 0;	/* ASCII */
-	*err = read_mem(pid, pagemap, addr + (kind ? pl->str_compact : pl->str_ascii), raw,
+	*err = src_read(src, copy, have, addr, kind ? l->str_compact : l->str_ascii, raw,
 			len * (kind ? kind : 1));
 	s = *err ? NULL : malloc(len * 4 + 1);
 	if (!s)
@@ -552,14 +618,20 @@ int rec_python_lines(const uint8_t *lt, size_t len, uint32_t firstline, struct c
 	return 0;
 }
 
-/* The line table (a bytes object at addr) as runs into c. */
-static int read_lines(uint32_t pid, int pagemap, uint64_t addr, struct cap_code *c)
+/*
+ * The line table (a bytes object at addr, its first have bytes in copy) as runs into c. A table
+ * BPF could not copy whole is read from the process; where that fails, the code object's first
+ * line stands for all of it (*cut).
+ */
+static int read_lines(struct code_src *src, uint64_t addr, const uint8_t *copy, size_t have,
+		      struct cap_code *c, bool *cut)
 {
 	uint8_t head[32], *lt;
 	uint64_t len;
 	int err;
 
-	err = read_mem(pid, pagemap, addr, head, sizeof(head));
+	*cut = false;
+	err = src_read(src, copy, have, addr, 0, head, sizeof(head));
 	if (err)
 		return err;
 	memcpy(&len, head + 16, 8);	/* ob_size; the bytes follow at 32 (ob_sval) */
@@ -568,77 +640,103 @@ static int read_lines(uint32_t pid, int pagemap, uint64_t addr, struct cap_code 
 	lt = malloc(len ? len : 1);
 	if (!lt)
 		return -ENOMEM;
-	err = read_mem(pid, pagemap, addr + 32, lt, len);
+	err = src_read(src, copy, have, addr, 32, lt, len);
 	if (!err)
 		err = rec_python_lines(lt, len, c->firstline, &c->lines, &c->nlines);
 	free(lt);
+	if (err && err != -ENOMEM && have) {
+		/* BPF copied a part: the names stand, and the first line for every instruction */
+		c->lines = malloc(sizeof(*c->lines));
+		if (!c->lines)
+			return -ENOMEM;
+		c->lines[0] = (struct cap_code_line){ 0, c->firstline };
+		c->nlines = 1;
+		*cut = true;
+		return 0;
+	}
 	return err == -EBADMSG ? -EFAULT : err;
 }
 
-static uint32_t head_u32(const uint8_t *head, uint16_t off)
+/*
+ * The names of code object c: from BPF's copy when there is one (copy, its layout's version
+ * not 0), else from the process, whose interpreter is pp (NULL: unknown). c->rec, reason set.
+ * *cut: its line table is only its first line (read_lines()).
+ */
+static void read_code(const struct stk_pyproc *pp, const struct stk_pycode *copy, struct code *c,
+		      bool *cut)
 {
-	uint32_t v;
+	static const struct stk_pycode none;
+	struct code_src src = { .pid = c->pid, .check = c->check, .addr = c->addr, .pagemap = -1 };
+	uint64_t name_at, file_at, lines_at;
+	int err;
 
-	memcpy(&v, head + off, 4);
-	return v;
-}
-
-static uint64_t head_u64(const uint8_t *head, uint16_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, head + off, 8);
-	return v;
-}
-
-/* The names of code object c of pid, whose interpreter is pp: c->rec, reason set. */
-static void read_code(const struct stk_pyproc *pp, struct code *c)
-{
-	const struct py_layout *pl = layout_of(pp->l.version);
-	const struct stk_pylayout *l = &pp->l;
-	uint8_t head[256];
-	char path[64];
-	int pagemap, err;
-
+	*cut = false;
 	c->rec.reason = CAP_CODE_UNREADABLE;
-	if (!pl)
+	if (!copy || !copy->version)
+		copy = NULL;
+	src.l = layout_of(copy ? copy->version : pp ? pp->l.version : 0);
+	src.code_type = pp ? pp->code_type : 0;
+	if (!src.l)
 		return;
-	snprintf(path, sizeof(path), "/proc/%u/pagemap", c->pid);
-	pagemap = open(path, O_RDONLY | O_CLOEXEC);
-	if (pagemap < 0) {
-		c->rec.reason = CAP_CODE_GONE;
-		return;
+	if (copy) {
+		/* BPF checked the digest and the type when it copied */
+		c->rec.firstline = copy->firstline;
+		name_at = copy->name_at;
+		file_at = copy->file_at;
+		lines_at = copy->lines_at;
+	} else {
+		err = src_process(&src);
+		if (err)
+			goto out;
+		c->rec.firstline = head_u32(src.head, src.l->co_firstlineno);
+		name_at = head_u64(src.head, src.l->co_qualname);
+		file_at = head_u64(src.head, src.l->co_filename);
+		lines_at = head_u64(src.head, src.l->co_linetable);
+		copy = &none;
 	}
-	err = read_mem(c->pid, pagemap, c->addr, head, l->co_code);
-	if (!err && (head_u64(head, 8) != pp->code_type ||
-		     stk_py_check(head_u32(head, l->co_firstlineno), head_u32(head, l->co_argcount),
-				  head_u32(head, l->co_kwonly), head_u32(head, l->co_flags)) !=
-			     c->check))
-		err = -ESTALE;	/* freed, and another object made at its address */
-	if (!err) {
-		c->rec.firstline = head_u32(head, l->co_firstlineno);
-		c->rec.name = read_str(c->pid, pagemap, pl, head_u64(head, pl->co_qualname), &err);
-	}
+	c->rec.name = read_str(&src, name_at, copy->name, copy->name_len, &err);
 	if (!err)
-		c->rec.file = read_str(c->pid, pagemap, pl, head_u64(head, pl->co_filename), &err);
+		c->rec.file = read_str(&src, file_at, copy->file, copy->file_len, &err);
 	if (!err)
-		err = read_lines(c->pid, pagemap, head_u64(head, pl->co_linetable), &c->rec);
-	close(pagemap);
+		err = read_lines(&src, lines_at, copy->lines, copy->lines_len, &c->rec, cut);
+out:
+	if (src.pagemap >= 0)
+		close(src.pagemap);
 	if (err)
 		free_names(&c->rec);
 	c->rec.reason = !err ? CAP_CODE_NAMED : err == -ESRCH ? CAP_CODE_GONE :
 			err == -ESTALE ? CAP_CODE_CHANGED : CAP_CODE_UNREADABLE;
 }
 
-/* The entry of (pid, addr, check), made and read now if new; NULL past the table's bound. */
-static struct code *code_of(struct rec_python *py, uint32_t pid, uint64_t addr, uint32_t check)
+/*
+ * The entry of (pid, addr, check), made and read now if new, with BPF's copy of its names
+ * (NULL: none); one not named yet, and in no capture yet, is read again when a copy comes.
+ * NULL past the table's bound.
+ */
+static struct code *code_of(struct rec_python *py, uint32_t pid, uint64_t addr, uint32_t check,
+			    const struct stk_pycode *copy)
 {
 	struct code key = { .pid = pid, .addr = addr, .check = check }, *c, **found;
 	struct pyproc pkey = { .pid = pid }, **pp;
+	bool cut;
 
 	found = tfind(&key, &py->codes, cmp_code);
-	if (found)
-		return *found;
+	c = found ? *found : NULL;
+	/*
+	 * A stack may name a code object before the thread reading BPF's copies has it: read from
+	 * the process then, the entry is named again from the copy, unless a file has it already
+	 * (rec_python__put() takes the copies waiting first).
+	 */
+	if (c && (c->rec.reason == CAP_CODE_NAMED || c->put_file == py->file || !copy ||
+		  !copy->version))
+		return c;
+	if (c) {
+		py->stats.unnamed--;
+		if (c->id && !c->put_file)	/* counted by id_of(), in no interval yet */
+			py->losses[CAP_LOSS_PY_UNNAMED]--;
+		free_names(&c->rec);
+		goto read;
+	}
 	if (py->ncodes >= py->max) {
 		py->losses[CAP_LOSS_PY_NAMES_FULL]++;
 		return NULL;
@@ -654,34 +752,46 @@ static struct code *code_of(struct rec_python *py, uint32_t pid, uint64_t addr, 
 		return NULL;
 	}
 	py->ncodes++;
+	py->stats.read++;
+read:
 	pp = tfind(&pkey, &py->procs, cmp_pyproc);
-	if (pp && (*pp)->py.runtime)
-		read_code(&(*pp)->py, c);
+	if ((copy && copy->version) || (pp && (*pp)->py.runtime))
+		read_code(pp && (*pp)->py.runtime ? &(*pp)->py : NULL, copy, c, &cut);
 	else
 		c->rec.reason = CAP_CODE_GONE;
-	py->stats.read++;
 	if (c->rec.reason != CAP_CODE_NAMED)
 		py->stats.unnamed++;
+	else if (cut)
+		py->stats.lines_cut++;
 	return c;
 }
 
-void rec_python__seen(struct rec_python *py, uint32_t pid, uint64_t addr, uint32_t check)
+void rec_python__seen(struct rec_python *py, const struct stk_pycode *r)
 {
 	if (!py)
 		return;
 	pthread_mutex_lock(&py->lock);
-	code_of(py, pid, addr, check);
+	code_of(py, r->n.tgid, r->n.addr, r->n.check, r);
 	pthread_mutex_unlock(&py->lock);
 }
 
 /* One notification of the ring (bpf/python.bpf.h py_notify): a code object met first. */
 static int on_code(void *ctx, void *data, size_t len)
 {
-	const struct stk_notify *n = data;
+	const struct stk_pycode *r = data;
 
-	if (len >= sizeof(*n) && n->kind == STK_NOTIFY_PYCODE)
-		rec_python__seen(ctx, n->tgid, n->addr, n->check);
+	if (len >= sizeof(*r) && r->n.kind == STK_NOTIFY_PYCODE)
+		rec_python__seen(ctx, r);
 	return 0;
+}
+
+/* The notifications waiting in the ring, by whichever thread asks first. */
+static void consume(struct rec_python *py)
+{
+	pthread_mutex_lock(&py->rb_lock);
+	if (py->rb)
+		ring_buffer__consume(py->rb);
+	pthread_mutex_unlock(&py->rb_lock);
 }
 
 static void *watch_main(void *arg)
@@ -694,7 +804,7 @@ static void *watch_main(void *arg)
 
 	while (!(pfd[1].revents & POLLIN))
 		if (poll(pfd, 2, -1) > 0)
-			ring_buffer__consume(py->rb);
+			consume(py);
 	return NULL;
 }
 
@@ -725,10 +835,11 @@ void rec_python__unwatch(struct rec_python *py)
 	if (py->stop_fd >= 0)
 		close(py->stop_fd);
 	py->stop_fd = -1;
-	if (py->rb)
-		ring_buffer__consume(py->rb);	/* what came meanwhile */
+	consume(py);	/* what came meanwhile */
+	pthread_mutex_lock(&py->rb_lock);
 	ring_buffer__free(py->rb);
 	py->rb = NULL;
+	pthread_mutex_unlock(&py->rb_lock);
 }
 
 /*
@@ -771,7 +882,7 @@ uint32_t rec_python__frames(struct rec_python *py, uint32_t pid, const uint64_t 
 		if (i + 1 == n)
 			break;	/* cut in half: never by BPF's walk, which stores both or neither */
 		if (py)
-			id = id_of(py, code_of(py, pid, ips[i + 1], STK_PYWORD_CHECK(ips[i])));
+			id = id_of(py, code_of(py, pid, ips[i + 1], STK_PYWORD_CHECK(ips[i]), NULL));
 		/* no id (no memory): the frame is left out rather than misnamed */
 		if (id)
 			out[k++] = CAP_CODE_FRAME(id, STK_PYWORD_LASTI(ips[i]));
@@ -790,6 +901,8 @@ int rec_python__put(struct rec_python *py, struct cap_writer *w)
 
 	if (!py)
 		return 0;
+	/* BPF's copies of the code objects the rows name are in the ring by now: names first */
+	consume(py);
 	pthread_mutex_lock(&py->lock);
 	if (!py->npending)
 		goto out;
@@ -798,8 +911,10 @@ int rec_python__put(struct rec_python *py, struct cap_writer *w)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < py->npending; i++)
+	for (i = 0; i < py->npending; i++) {
 		rec.codes.codes[i] = py->pending[i]->rec;
+		py->pending[i]->put_file = py->file;
+	}
 	rec.codes.count = py->npending;
 	err = cap_writer__put(w, &rec);
 	free(rec.codes.codes);

@@ -59,6 +59,8 @@ struct rec_python;
 struct rec_python_stats {
 	uint64_t read;		/* code objects read */
 	uint64_t unnamed;	/* of which could not be named */
+	uint64_t lines_cut;	/* named, but with their first line for every instruction: the
+				 * line table neither BPF's copy nor the process gave whole */
 	uint64_t written;	/* CODES entries written */
 };
 
@@ -71,8 +73,12 @@ void rec_python__free(struct rec_python *py);
  */
 void rec_python__proc(struct rec_python *py, uint32_t pid, const struct rec_pyobj *o,
 		      const struct stk_pyproc *pp);
-/* BPF met code object (addr, check) of pid first (STK_NOTIFY_PYCODE): read its names now. */
-void rec_python__seen(struct rec_python *py, uint32_t pid, uint64_t addr, uint32_t check);
+/*
+ * BPF met a code object first (r: STK_NOTIFY_PYCODE with the process, address and digest, and
+ * what BPF copied of its names): name it now, from the copy, and from the process for what the
+ * copy lacks.
+ */
+void rec_python__seen(struct rec_python *py, const struct stk_pycode *r);
 /*
  * Read BPF's STK_NOTIFY_PYCODE messages from the ring buffer map ring_fd on a thread of py's
  * own, as they come (rec_python__seen()). 0 or -errno (py NULL: nothing to do).

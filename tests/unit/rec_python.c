@@ -160,10 +160,149 @@ static void test_files(void)
 	rmdir(dir);
 }
 
+/* A process id no process has (above the kernel's pid_max limit): its memory cannot be read. */
+#define GONE_PID 0x7ffffff0u
+
+/* An ASCII str object of 3.11 (PyASCIIObject, 48 bytes, then the characters) into obj. */
+static uint16_t ascii_str(uint8_t *obj, const char *text)
+{
+	uint64_t len = strlen(text);
+	uint32_t state = 1u << 2 | 1u << 5 | 1u << 6;	/* kind 1, compact, ascii */
+
+	memset(obj, 0, 48);
+	memcpy(obj + 16, &len, 8);
+	memcpy(obj + 32, &state, 4);
+	memcpy(obj + 48, text, len);
+	return (uint16_t)(48 + len);
+}
+
+/* BPF's copy of f's code object (python3.11), its line table cut to lines bytes. */
+static void copy_of_f(struct stk_pycode *r, uint64_t addr, uint32_t check, uint16_t lines)
+{
+	uint64_t len = sizeof(f_linetable);
+
+	memset(r, 0, sizeof(*r));
+	r->n = (struct stk_notify){ .tgid = GONE_PID, .kind = STK_NOTIFY_PYCODE, .addr = addr,
+				    .check = check };
+	r->version = 0x030b;
+	r->firstline = 1;
+	r->name_at = 0x7f0000010000ull;
+	r->file_at = 0x7f0000020000ull;
+	r->lines_at = 0x7f0000030000ull;
+	r->name_len = ascii_str(r->name, "Worker.f");
+	r->file_len = ascii_str(r->file, "/srv/app.py");
+	memcpy(r->lines + 16, &len, 8);
+	memcpy(r->lines + 32, f_linetable, sizeof(f_linetable));
+	r->lines_len = lines;
+}
+
+/* The CODES entry of id in capture path into *out (names freed by the caller); false: none. */
+static bool code_in(const char *path, uint32_t id, struct cap_code *out)
+{
+	struct cap_reader *r = cap_reader__open(path);
+	struct cap_record *rec;
+	struct cap_chunk ch;
+	bool found = false;
+
+	while (r && !found && cap_reader__next(r, &ch) == 1 && !cap_record__decode(&ch, &rec)) {
+		for (uint32_t i = 0; rec->type == CAP_CHUNK_CODES && i < rec->codes.count; i++) {
+			struct cap_code *c = &rec->codes.codes[i];
+
+			if (c->id != id || found)
+				continue;
+			*out = *c;
+			out->name = c->name ? strdup(c->name) : NULL;
+			out->file = c->file ? strdup(c->file) : NULL;
+			out->lines = malloc(c->nlines * sizeof(*c->lines) + 1);
+			if (out->lines)
+				memcpy(out->lines, c->lines, c->nlines * sizeof(*c->lines));
+			found = true;
+		}
+		cap_record__free(rec);
+	}
+	cap_reader__close(r);
+	return found;
+}
+
+/*
+ * BPF's copy of a code object (struct stk_pycode) names it though its process is gone: names
+ * and line runs as a read of the process gives them. A line table BPF cut, which the gone
+ * process cannot complete, leaves the first line for every instruction, counted; a name BPF
+ * cut leaves the object unnamed. A copy that comes after a stack named the object (the drain
+ * before the thread) still names it in the file.
+ */
+static void test_copy(void)
+{
+	char dir[] = "/tmp/rec_python.XXXXXX", path[64];
+	struct rec_python *py = rec_python__new(8);
+	static struct stk_pycode r;
+	const uint64_t ips[] = {
+		STK_PYWORD(11, 3), 0x7f0000001000ull, STK_PYWORD(12, 3), 0x7f0000002000ull,
+		STK_PYWORD(13, 3), 0x7f0000003000ull, STK_PYWORD(14, 3), 0x7f0000004000ull,
+	};
+	struct cap_code c = { 0 };
+	struct rec_python_stats st;
+	struct cap_writer *w;
+	uint64_t out[8];
+
+	if (!T_CHECK("test_rec_python_copy_setup", py && mkdtemp(dir), "no memory or no dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/c.stk", dir);
+	copy_of_f(&r, 0x7f0000001000ull, 11, 32 + sizeof(f_linetable));
+	rec_python__seen(py, &r);
+	copy_of_f(&r, 0x7f0000002000ull, 12, 40);	/* the table cut */
+	rec_python__seen(py, &r);
+	copy_of_f(&r, 0x7f0000003000ull, 13, 32 + sizeof(f_linetable));
+	r.name_len = 50;	/* the name cut */
+	rec_python__seen(py, &r);
+	/* a stack names the fourth before its copy comes */
+	T_EQ_INT("test_rec_python_copy_frames", 4, (int)rec_python__frames(py, GONE_PID, ips, 8,
+									    out));
+	copy_of_f(&r, 0x7f0000004000ull, 14, 32 + sizeof(f_linetable));
+	rec_python__seen(py, &r);
+	w = cap_writer__open(path);
+	T_EQ_INT("test_rec_python_copy_put", 0, rec_python__put(py, w));
+	cap_writer__close(w);
+	for (uint32_t id = 1; id <= 4; id++) {
+		bool whole = id == 1 || id == 4;
+		char name[64];
+
+		memset(&c, 0, sizeof(c));
+		snprintf(name, sizeof(name), "test_rec_python_copy_%u_entry", id);
+		if (!T_CHECK(name, code_in(path, id, &c), "no CODES entry %u", id))
+			continue;
+		snprintf(name, sizeof(name), "test_rec_python_copy_%u_reason", id);
+		T_EQ_INT(name, id == 3 ? CAP_CODE_GONE : CAP_CODE_NAMED, (int)c.reason);
+		if (id != 3) {
+			snprintf(name, sizeof(name), "test_rec_python_copy_%u_names", id);
+			T_CHECK(name, c.name && c.file && !strcmp(c.name, "Worker.f") &&
+				!strcmp(c.file, "/srv/app.py") && c.firstline == 1,
+				"%s %s %u", c.name, c.file, c.firstline);
+			snprintf(name, sizeof(name), "test_rec_python_copy_%u_lines", id);
+			if (whole)
+				T_CHECK(name, c.nlines == sizeof(f_runs) / sizeof(f_runs[0]) &&
+					!memcmp(c.lines, f_runs, sizeof(f_runs)), "%u runs", c.nlines);
+			else
+				T_CHECK(name, c.nlines == 1 && c.lines[0].start == 0 &&
+					c.lines[0].line == 1, "%u runs", c.nlines);
+		}
+		free(c.name);
+		free(c.file);
+		free(c.lines);
+	}
+	rec_python__stats(py, &st);
+	T_EQ_U64("test_rec_python_copy_unnamed", 1, st.unnamed);
+	T_EQ_U64("test_rec_python_copy_lines_cut", 1, st.lines_cut);
+	rec_python__free(py);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_lines();
 	test_frames();
 	test_files();
+	test_copy();
 	T_EXIT();
 }
