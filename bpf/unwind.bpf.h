@@ -720,6 +720,9 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 		w->hash = hash_frame(w->hash, pc);
 		w->stop = STK_STOP_PROC_UNKNOWN;
 		w->waits = true;
+		/* its Python frames from its executable's interpreter: the deferred walk splices them */
+		if (cfg_python && py_exe_proc(pw))
+			py_chain(chain, &pw->exe, pw);
 	}
 	out->nr = w->n;
 	out->stop = w->stop;

@@ -111,9 +111,24 @@ struct bpf_perf_event_data {
 	__u64 addr;
 };
 
+struct super_block {
+	unsigned int s_dev;	/* dev_t: major << 20 | minor */
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
 struct mm_struct {
+	unsigned long start_code;
 	unsigned long end_code;
 	unsigned long start_stack;
+	struct file *exe_file;
 } __attribute__((preserve_access_index));
 
 struct task_struct {

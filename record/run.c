@@ -823,6 +823,9 @@ static int setup(struct run *r)
 	err = rec_python__watch(r->python, rec_probe__pycode_fd(r->probe));
 	if (err)
 		return rec_err(err, "cannot read Python's notifications: %s", strerror(-err));
+	err = rec_python__exes(r->python, rec_probe__pyexes_fd(r->probe));
+	if (err)
+		return rec_err(err, "out of memory");
 	r->perfmaps = rec_perfmaps__new();
 	r->ksyms = rec_kallsyms__new("/proc/kallsyms", rec_kallsyms_signature);
 	if (!r->perfmaps || !r->ksyms)

@@ -458,6 +458,26 @@ struct stk_pycode {
 	__u8 lines[STK_PYCODE_LINES];	/* co_linetable */
 };
 
+/*
+ * An interpreter executable's CPython, for a process stkrec has not set up yet (map py_exes,
+ * key struct stk_pyexe_key): BPF walks the chain of a process without an unwind_procs entry
+ * with it (bpf/python.bpf.h py_exe_proc()), its addresses moved by the process's load bias,
+ * mm->start_code - text (0 for a non-PIE executable, ELF type EXEC). Only an executable that
+ * holds the runtime itself: a python linked to libpython waits for stkrec's read (its
+ * library's address is not in mm_struct).
+ */
+struct stk_pyexe_key {
+	__u64 ino;		/* mm->exe_file's inode number */
+	__u32 dev;		/* and its superblock's s_dev (the kernel's encoding: major << 20 |
+				 * minor) */
+	__u32 pad;
+};
+
+struct stk_pyexe {
+	struct stk_pyproc py;	/* at the file's own addresses (load bias 0) */
+	__u64 text;		/* vaddr of its first executable PT_LOAD (mm->start_code at bias 0) */
+};
+
 struct stk_uproc {
 	__u32 n;
 	__u32 asked;		/* set by BPF when it sent STK_NOTIFY_MAPS; reset by an update */

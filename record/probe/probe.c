@@ -735,6 +735,11 @@ int rec_probe__pycode_fd(const struct rec_probe *p)
 	return bpf_map__fd(p->skel->maps.py_notify);
 }
 
+int rec_probe__pyexes_fd(const struct rec_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.py_exes);
+}
+
 /* for the reader thread (proc/reader.c), which waits on it and then polls without blocking. */
 int rec_probe__notify_fd(const struct rec_probe *p)
 {

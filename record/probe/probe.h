@@ -167,6 +167,8 @@ uint32_t rec_probe__nperf(const struct rec_probe *p);
 int rec_probe__notify_fd(const struct rec_probe *p);
 /* The ring of Python code objects met first (STK_NOTIFY_PYCODE), for rec_python__watch(). */
 int rec_probe__pycode_fd(const struct rec_probe *p);
+/* The map of interpreter executables (struct stk_pyexe), for rec_python__exes(). */
+int rec_probe__pyexes_fd(const struct rec_probe *p);
 /* Readable when BPF said a map is over half full, until rec_probe__fill_seen(). */
 int rec_probe__fill_fd(const struct rec_probe *p);
 void rec_probe__fill_seen(struct rec_probe *p);

@@ -16,6 +16,7 @@
  *
  * A second runtime (Perl, Ruby) is one more such file: its table, its reader, its lang value.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -25,9 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "python.h"
@@ -204,6 +208,9 @@ bool rec_pyobj_proc(const struct rec_pyobj *o, uint64_t load_bias, struct stk_py
 #define MAX_NAME 1024		/* characters of a name or file name */
 #define MAX_LINETABLE 65536	/* bytes of a line table */
 
+/* Executables rec_python__exes() looks at: bpf/python.bpf.h py_exes' size. */
+#define PY_EXES_MAX 256
+
 struct code {
 	uint32_t pid, check;
 	uint64_t addr;
@@ -238,6 +245,10 @@ struct rec_python {
 	pthread_t thread;
 	bool watching;		/* the thread runs */
 	int stop_fd;		/* eventfd: readable once __unwatch asks the thread to end */
+	/* rec_python__exes(): BPF's map py_exes, and the executables looked at for it */
+	int exes_fd;
+	struct stk_pyexe_key exes[PY_EXES_MAX];
+	uint32_t nexes;
 };
 
 static int cmp_code(const void *a, const void *b)
@@ -267,6 +278,7 @@ struct rec_python *rec_python__new(uint32_t max_codes)
 	pthread_mutex_init(&py->lock, NULL);
 	pthread_mutex_init(&py->rb_lock, NULL);
 	py->stop_fd = -1;
+	py->exes_fd = -1;
 	py->max = max_codes;
 	py->file = 1;
 	py->full.rec = (struct cap_code){ .lang = CAP_LANG_PYTHON, .reason = CAP_CODE_FULL };
@@ -304,11 +316,139 @@ void rec_python__free(struct rec_python *py)
 	free(py);
 }
 
+/* ---- interpreter executables, for processes not read yet (bpf/python.bpf.h py_exes) -------- */
+
+/* The address of e's first executable segment (mm->start_code at load bias 0); false: none. */
+static bool text_vaddr(Elf *e, __u64 *vaddr)
+{
+	size_t n;
+	bool found = false;
+
+	if (elf_getphdrnum(e, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    (!found || ph.p_vaddr < *vaddr)) {
+			*vaddr = ph.p_vaddr;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* Is key new to py (then remembered)? False also when PY_EXES_MAX are known: no more room. */
+static bool new_exe(struct rec_python *py, const struct stk_pyexe_key *key)
+{
+	bool fresh;
+
+	pthread_mutex_lock(&py->lock);
+	fresh = py->nexes < PY_EXES_MAX;
+	for (uint32_t i = 0; fresh && i < py->nexes; i++)
+		fresh = memcmp(&py->exes[i], key, sizeof(*key)) != 0;
+	if (fresh)
+		py->exes[py->nexes++] = *key;
+	pthread_mutex_unlock(&py->lock);
+	return fresh;
+}
+
+/*
+ * The interpreter of executable fd into BPF's py_exes, when the runtime is in the file itself
+ * (a python linked to libpython has it in the library, whose address BPF cannot know before
+ * stkrec reads the process: such a python waits for that read, as before). Once per file, by
+ * its identity as the kernel's mm->exe_file has it: inode, and the device encoded as the
+ * kernel's dev_t. The file's own symbols say what it is: a copy whose _PyRuntime was renamed,
+ * or of an unknown version, gets none.
+ */
+static void publish_exe(struct rec_python *py, int fd)
+{
+	struct stk_pyexe_key key = { 0 };
+	struct stk_pyexe v = { 0 };
+	struct rec_pyobj o;
+	struct stat st;
+	GElf_Ehdr eh;
+	Elf *e;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return;
+	key.ino = st.st_ino;
+	key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	if (!new_exe(py, &key))
+		return;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || !gelf_getehdr(e, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		goto out;
+	rec_pyobj_find(e, &o);
+	/* no room in the map (256 files): that interpreter's processes wait for stkrec's read */
+	if (rec_pyobj_proc(&o, 0, &v.py) && text_vaddr(e, &v.text))
+		bpf_map_update_elem(py->exes_fd, &key, &v, BPF_ANY);
+out:
+	elf_end(e);
+}
+
+/* The executable of process pid, a Python stkrec read: its later processes need no read. */
+static void publish_pid_exe(struct rec_python *py, uint32_t pid)
+{
+	char path[64];
+	int fd;
+
+	if (py->exes_fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	publish_exe(py, fd);
+	close(fd);
+}
+
+/* Files named python* in dir (a $PATH entry). */
+static void publish_dir(struct rec_python *py, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		int fd;
+
+		if (strncmp(de->d_name, "python", 6))
+			continue;
+		/* not a FIFO's open that waits for a writer: the file is checked to be one */
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		publish_exe(py, fd);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+int rec_python__exes(struct rec_python *py, int map_fd)
+{
+	const char *path = getenv("PATH");
+	char *dirs, *dir, *save = NULL;
+
+	if (!py)
+		return 0;
+	py->exes_fd = map_fd;
+	dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!dirs)
+		return -ENOMEM;
+	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+		if (*dir == '/')
+			publish_dir(py, dir);
+	free(dirs);
+	return 0;
+}
+
 void rec_python__proc(struct rec_python *py, uint32_t pid, const struct rec_pyobj *o,
 		      const struct stk_pyproc *pp)
 {
 	struct pyproc key = { .pid = pid }, *p, **found;
 	uint32_t status = o ? o->status : REC_PY_NONE;
+	bool first = false;
 
 	if (!py)
 		return;
@@ -330,6 +470,7 @@ void rec_python__proc(struct rec_python *py, uint32_t pid, const struct rec_pyob
 		}
 		p->pid = pid;
 	}
+	first = p->status != status && status == REC_PY_OK;
 	/* a reason once per process (image), not at each read of its mappings */
 	if (p->status != status && status == REC_PY_VERSION)
 		py->losses[CAP_LOSS_PY_VERSION]++;
@@ -341,6 +482,8 @@ void rec_python__proc(struct rec_python *py, uint32_t pid, const struct rec_pyob
 		p->py = *pp;
 out:
 	pthread_mutex_unlock(&py->lock);
+	if (first)
+		publish_pid_exe(py, pid);
 }
 
 /* ---- reading the process's memory --------------------------------------------------------- */

@@ -68,6 +68,13 @@ struct rec_python_stats {
 struct rec_python *rec_python__new(uint32_t max_codes);
 void rec_python__free(struct rec_python *py);
 /*
+ * Give BPF (its map py_exes, map_fd) the interpreter of each executable whose runtime is in the
+ * file itself, for the processes stkrec has not read yet (docs/bpf.md 10): those named python*
+ * in $PATH's directories now, and later the executable of each Python process stkrec reads.
+ * 0 or -ENOMEM (py NULL: nothing to do).
+ */
+int rec_python__exes(struct rec_python *py, int map_fd);
+/*
  * pid's interpreter as the walker was given it (o: its object's status, counted once per
  * process when not OK; NULL, or pp without runtime: none).
  */
