@@ -54,6 +54,19 @@ struct block {
 	unsigned char data[];
 };
 
+/*
+ * Python chains waiting for their event. BPF sends a chain and its event back to back, but the
+ * ring orders records by when they were reserved, and another CPU's may come between: with one
+ * chain kept, an event of any other thread between them took it off (1 or 2 of 300 short
+ * python3 processes' events lost their Python frames beside a busy stkrec).
+ */
+#define CHAIN_SLOTS 16
+
+struct chain_slot {
+	bool used;
+	struct stk_pychain chain;
+};
+
 struct held {
 	uint32_t len;
 	uint32_t pad;
@@ -86,9 +99,12 @@ struct rec_defer {
 	uint32_t depth;
 	bool offcpu;
 	void *blocked;		/* --offcpu: tid -> struct blocked, walked stacks awaiting their time */
-	/* the Python frames BPF sent just before the event of their thread (struct stk_pychain) */
-	struct stk_pychain chain;
-	bool has_chain;
+	/*
+	 * The Python frames BPF sent just before the event of their thread (struct stk_pychain),
+	 * by thread: another CPU's records may come between the two.
+	 */
+	struct chain_slot chains[CHAIN_SLOTS];
+	uint32_t next_chain;	/* the slot a thread without one takes next */
 };
 
 /* --offcpu: a blocked task's walked stack. */
@@ -167,10 +183,12 @@ static uint32_t walk_locked(struct rec_defer *df, const struct stk_deferred *d, 
 	const struct stk_pychain *chain = NULL;
 	uint32_t pid = d->key.tgid, n;
 
-	/* the chain BPF sent before this event, if it is this thread's */
-	if (df->has_chain && df->chain.tid == d->key.pid)
-		chain = &df->chain;
-	df->has_chain = false;
+	/* the chain BPF sent before this event of its thread, taken (valid until the next record) */
+	for (uint32_t i = 0; i < CHAIN_SLOTS && !chain; i++)
+		if (df->chains[i].used && df->chains[i].chain.tid == d->key.pid) {
+			df->chains[i].used = false;
+			chain = &df->chains[i].chain;
+		}
 	/* an event of an image that has ended: walked in it, as its row is named with it */
 	if (rec_procs__walk_old(df->procs, d, chain, df->ips, df->depth, stop, &n))
 		return n;
@@ -214,6 +232,28 @@ static uint32_t walk(struct rec_defer *df, const struct stk_deferred *d, uint32_
 
 #define STACK_AT offsetof(struct stk_deferred, stack)
 
+/* A chain of len bytes, for its thread's event: in its thread's slot, else the next one. */
+static void keep_chain(struct rec_defer *df, const void *data, size_t len)
+{
+	struct chain_slot *slot = NULL;
+	struct stk_pychain *c;
+	uint32_t tid;
+
+	memcpy(&tid, (const uint8_t *)data + offsetof(struct stk_pychain, tid), sizeof(tid));
+	for (uint32_t i = 0; i < CHAIN_SLOTS && !slot; i++)
+		if (df->chains[i].used && df->chains[i].chain.tid == tid)
+			slot = &df->chains[i];
+	if (!slot)
+		slot = &df->chains[df->next_chain++ % CHAIN_SLOTS];
+	c = &slot->chain;
+	memset(c, 0, sizeof(*c));
+	memcpy(c, data, len < sizeof(*c) ? len : sizeof(*c));
+	if (c->n > STK_PY_FRAMES || c->nact > STK_PY_ACTS ||
+	    c->n > (len - offsetof(struct stk_pychain, f)) / sizeof(c->f[0]))
+		c->n = c->nact = 0;
+	slot->used = true;
+}
+
 /* Walk one record of the ring and count it (or keep it, --offcpu). 0 or -ENOMEM. */
 static int handle(struct rec_defer *df, const void *data, size_t len)
 {
@@ -222,14 +262,9 @@ static int handle(struct rec_defer *df, const void *data, size_t len)
 
 	if (len == sizeof(struct stk_deferred_time))
 		return count_blocked(df, data);
-	/* an event's Python frames (bpf/stkrec.bpf.c send_chain()): the next record is the event */
+	/* an event's Python frames (bpf/stkrec.bpf.c send_chain()): its thread's event comes next */
 	if (len >= offsetof(struct stk_pychain, f) && *(const uint32_t *)data == STK_PYCHAIN_MAGIC) {
-		memset(&df->chain, 0, sizeof(df->chain));
-		memcpy(&df->chain, data, len < sizeof(df->chain) ? len : sizeof(df->chain));
-		if (df->chain.n > STK_PY_FRAMES || df->chain.nact > STK_PY_ACTS ||
-		    df->chain.n > (len - offsetof(struct stk_pychain, f)) / sizeof(df->chain.f[0]))
-			df->chain.n = df->chain.nact = 0;
-		df->has_chain = true;
+		keep_chain(df, data, len);
 		return 0;
 	}
 	/* BPF sends the stack as far as it copied it (d->len) */
