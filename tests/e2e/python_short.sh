@@ -2,8 +2,8 @@
 # Python frames of short-lived processes (docs/bpf.md 10): 200 runs, one after another, of a
 # script that lives about 20 ms on Debian's /usr/bin/python3.11 (not rebuilt), while stkrec
 # records the whole system with a tracepoint on getppid(). Each run calls os.getppid() once,
-# from a known chain: every event must read it, named, with its lines; then 100 runs while
-# stkrec is starved of CPU. Before BPF copied the names at a code object's first sight and
+# from a known chain: every event must read it, named, with its lines; then the same runs as
+# the children of -- sh -c 'LOOP', and 100 runs while stkrec is starved of CPU. Before BPF copied the names at a code object's first sight and
 # walked a new process's chain with its executable's interpreter (py_exes), 200 runs gave 197
 # events with [unknown] Python frames, 2 with none, 1 named.
 # shellcheck source=tests/e2e/lib.sh
@@ -48,6 +48,12 @@ short() {
 	rec_signal INT "$REC_PID"
 	rec_wait "$REC_PID"
 	check_eq "$name.exit" 0 $? "$tmp/$name.err"
+	check_short "$name" "$runs"
+}
+
+# check_short NAME RUNS: RUNS events in $tmp/NAME.stk, each with the exact chain, all named.
+check_short() {
+	local name=$1 runs=$2
 	grep '^stkrec: python:' "$tmp/$name.err"
 	folded "$name" "$tmp/$name.stk" -P	# comm first
 	check_eq "$name.events" "$runs" "$(sum_folded "$tmp/$name.rep" "^$me;")" "$tmp/$name.rep"
@@ -79,6 +85,14 @@ hogs_stop() {
 rec_bg python_short -q -o "$tmp/python_short.stk" t:syscalls:sys_enter_getppid
 rec_ready python_short || sleep 2
 short python_short "$runs"
+
+# The runs as -- COMMAND's children: stkrec follows each process the command starts.
+# shellcheck disable=SC2016 # the loop's $1..$3 are sh's
+rec python_short.command -q -o "$tmp/python_short.command.stk" t:syscalls:sys_enter_getppid \
+	-- sh -c 'i=0; while [ $i -lt "$1" ]; do "$2" -S "$3" || exit 1; i=$((i + 1)); done' \
+	sh "$runs" "$tmp/py/$me" "$tmp/py/$f"
+check_eq python_short.command.exit 0 $? "$tmp/python_short.command.err"
+check_short python_short.command "$runs"
 
 # The same while stkrec is starved of CPU (at nice 19, pinned beside busy loops): it reads each
 # process long after its first events, which BPF walks with its executable's interpreter
