@@ -165,7 +165,8 @@ static int print_event(struct snoop_out *s, const struct rep_interval *ri, uint3
 		s->have_start = true;
 		s->start_ns = row->ts_ns;
 	}
-	t = ((int64_t)row->ts_ns - s->start_ns) / 1e9;
+	/* the difference in unsigned arithmetic: a damaged capture's times may be any two words */
+	t = (double)(int64_t)(row->ts_ns - (uint64_t)s->start_ns) / 1e9;
 	if (!spec) {
 		snprintf(probe, sizeof(probe), "%" PRIu32, row->probe);
 		spec = probe;
