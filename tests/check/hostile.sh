@@ -26,6 +26,8 @@
 # Peak RSS comes from /usr/bin/time -f %M (skipped without it); times are printed, not checked.
 set -u
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/lib/measure.sh
+. tests/lib/measure.sh
 OUTPUT=${OUTPUT:-.output}
 STKREPORT=$OUTPUT/stkreport
 MK=$OUTPUT/tests/tools/mkhostile
@@ -34,26 +36,13 @@ trap 'rm -rf "$tmp"' EXIT
 failed=0
 ok() { echo "ok $1"; }
 fail() { echo "not ok $1: $2"; failed=1; }
-TIME=/usr/bin/time
-[ -x $TIME ] || TIME=
 
 # run NAME ARGS...: stkreport ARGS, stdout in $tmp/NAME.out, stderr in $tmp/NAME.err, exit
 # status in $rc, peak RSS in KiB in $rss (empty without /usr/bin/time), seconds in $secs
 run() {
-	local name=$1 t0 t1
+	local name=$1
 	shift
-	t0=$(date +%s.%N)
-	if [ -n "$TIME" ]; then
-		$TIME -f %M -o "$tmp/$name.rss" "$STKREPORT" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-		rc=$?
-		rss=$(tail -n 1 "$tmp/$name.rss")
-	else
-		"$STKREPORT" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-		rc=$?
-		rss=
-	fi
-	t1=$(date +%s.%N)
-	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	measure "$tmp/$name.out" "$tmp/$name.err" "$STKREPORT" "$@"
 	echo "# $name: exit $rc, ${rss:-?} KiB peak RSS, $secs s: stkreport $*"
 }
 

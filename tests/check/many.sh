@@ -12,10 +12,11 @@
 # Peak RSS comes from /usr/bin/time -f %M (skipped without it, Debian: time).
 set -u
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/lib/measure.sh
+. tests/lib/measure.sh
 OUTPUT=${OUTPUT:-.output}
 STKREPORT=$OUTPUT/stkreport
 MKBIG=$OUTPUT/tests/tools/mkbig
-TIME=/usr/bin/time
 MARGIN=16
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,21 +40,9 @@ some=("${all[@]:0:100}")
 # run NAME ARGS...: stkreport -q --symfs tests/golden/elf ARGS; stdout in $tmp/NAME.out, exit
 # status in $rc, peak RSS in KiB in $rss (empty without /usr/bin/time), seconds in $secs
 run() {
-	local name=$1 t0 t1
+	local name=$1
 	shift
-	t0=$(date +%s.%N)
-	if [ -x "$TIME" ]; then
-		"$TIME" -f %M -o "$tmp/$name.rss" "$STKREPORT" -q --symfs tests/golden/elf "$@" \
-			>"$tmp/$name.out" 2>"$tmp/$name.err"
-		rc=$?
-		rss=$(tail -n 1 "$tmp/$name.rss")
-	else
-		"$STKREPORT" -q --symfs tests/golden/elf "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-		rc=$?
-		rss=
-	fi
-	t1=$(date +%s.%N)
-	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	measure "$tmp/$name.out" "$tmp/$name.err" "$STKREPORT" -q --symfs tests/golden/elf "$@"
 	echo "# $name: exit $rc, ${rss:-?} KiB peak RSS, $secs s"
 }
 
