@@ -522,6 +522,8 @@ static size_t utf8_put(uint32_t cp, char *out)
 		out[0] = '?';
 		return 1;
 	}
+	if (cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
+		cp = 0xfffd;	/* no code point, or a lone surrogate */
 	if (cp < 0x80) {
 		out[0] = (char)cp;
 		return 1;
@@ -532,17 +534,11 @@ static size_t utf8_put(uint32_t cp, char *out)
 		return 2;
 	}
 	if (cp < 0x10000) {
-		if (cp >= 0xd800 && cp < 0xe000)
-			cp = 0xfffd;	/* a lone surrogate */
 		out[0] = (char)(0xe0 | cp >> 12);
 		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
 		out[2] = (char)(0x80 | (cp & 0x3f));
 		return 3;
 	}
-	if (cp > 0x10ffff)
-		cp = 0xfffd;
-	if (cp == 0xfffd)
-		return utf8_put(cp, out);
 	out[0] = (char)(0xf0 | cp >> 18);
 	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
 	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
@@ -861,6 +857,7 @@ static struct code *code_of(struct rec_python *py, uint32_t pid, uint64_t addr, 
 {
 	struct code key = { .pid = pid, .addr = addr, .check = check }, *c, **found;
 	struct pyproc pkey = { .pid = pid }, **pp;
+	const struct stk_pyproc *proc;
 	bool cut;
 
 	found = tfind(&key, &py->codes, cmp_code);
@@ -898,8 +895,9 @@ static struct code *code_of(struct rec_python *py, uint32_t pid, uint64_t addr, 
 	py->stats.read++;
 read:
 	pp = tfind(&pkey, &py->procs, cmp_pyproc);
-	if ((copy && copy->version) || (pp && (*pp)->py.runtime))
-		read_code(pp && (*pp)->py.runtime ? &(*pp)->py : NULL, copy, c, &cut);
+	proc = pp && (*pp)->py.runtime ? &(*pp)->py : NULL;
+	if ((copy && copy->version) || proc)
+		read_code(proc, copy, c, &cut);
 	else
 		c->rec.reason = CAP_CODE_GONE;
 	if (c->rec.reason != CAP_CODE_NAMED)

@@ -3,9 +3,10 @@
 # script that lives about 20 ms on Debian's /usr/bin/python3.11 (not rebuilt), while stkrec
 # records the whole system with a tracepoint on getppid(). Each run calls os.getppid() once,
 # from a known chain: every event must read it, named, with its lines; then the same runs as
-# the children of -- sh -c 'LOOP', and 100 runs while stkrec is starved of CPU. Before BPF copied the names at a code object's first sight and
-# walked a new process's chain with its executable's interpreter (py_exes), 200 runs gave 197
-# events with [unknown] Python frames, 2 with none, 1 named.
+# the children of -- sh -c 'LOOP', and 100 runs while stkrec is starved of CPU. Before BPF
+# copied the names at a code object's first sight and walked a new process's chain with its
+# executable's interpreter (py_exes), 200 runs gave 197 events with [unknown] Python frames, 2
+# with none, 1 named.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_require

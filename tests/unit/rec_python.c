@@ -298,11 +298,56 @@ static void test_copy(void)
 	rmdir(dir);
 }
 
+/*
+ * A name of 4-byte characters (a compact, non-ASCII str of 3.11: its characters after
+ * PyCompactUnicodeObject, 72 bytes) as UTF-8: 1 to 4 bytes a character, U+FFFD for a lone
+ * surrogate and for a value past U+10FFFF, '?' for a NUL.
+ */
+static void test_wide_name(void)
+{
+	static const uint32_t cps[] = { 'A', 0xe9, 0x20ac, 0x1f600, 0xd800, 0x110000, 0 };
+	static const char want[] = "A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd"
+				   "\xef\xbf\xbd?";
+	const uint64_t ips[] = { STK_PYWORD(15, 3), 0x7f0000005000ull };
+	char dir[] = "/tmp/rec_python.XXXXXX", path[64];
+	struct rec_python *py = rec_python__new(8);
+	uint32_t state = 4u << 2 | 1u << 5;	/* kind 4, compact */
+	uint64_t len = sizeof(cps) / sizeof(cps[0]), out[2];
+	static struct stk_pycode r;
+	struct cap_code c = { 0 };
+	struct cap_writer *w;
+
+	if (!T_CHECK("test_rec_python_wide_setup", py && mkdtemp(dir), "no memory or no dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/w.stk", dir);
+	copy_of_f(&r, 0x7f0000005000ull, 15, 32 + sizeof(f_linetable));
+	memset(r.name, 0, 72);
+	memcpy(r.name + 16, &len, 8);
+	memcpy(r.name + 32, &state, 4);
+	memcpy(r.name + 72, cps, sizeof(cps));
+	r.name_len = (uint16_t)(72 + sizeof(cps));
+	rec_python__seen(py, &r);
+	rec_python__frames(py, GONE_PID, ips, 2, out);
+	w = cap_writer__open(path);
+	T_EQ_INT("test_rec_python_wide_put", 0, rec_python__put(py, w));
+	cap_writer__close(w);
+	if (T_CHECK("test_rec_python_wide_entry", code_in(path, 1, &c), "no CODES entry"))
+		T_CHECK("test_rec_python_wide_utf8", c.reason == CAP_CODE_NAMED && c.name &&
+			!strcmp(c.name, want), "reason %u name %s", c.reason, c.name);
+	free(c.name);
+	free(c.file);
+	free(c.lines);
+	rec_python__free(py);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_lines();
 	test_frames();
 	test_files();
 	test_copy();
+	test_wide_name();
 	T_EXIT();
 }
