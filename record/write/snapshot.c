@@ -303,6 +303,15 @@ static int cache_grow(struct rec_stacks *r)
 	return 0;
 }
 
+/* Whether a stack holds Python frames: then its capture stack depends on the process. */
+static bool has_python(const uint64_t *ips, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (STK_PYWORD_IS(ips[i]))
+			return true;
+	return false;
+}
+
 /* Cache a stack-map value under id (a no-op when known: a hash names one content). */
 static struct cached_stack *cache_put(struct rec_stacks *r, uint64_t id, const void *value)
 {
@@ -325,8 +334,7 @@ static struct cached_stack *cache_put(struct rec_stacks *r, uint64_t id, const v
 	e->nips = nips;
 	e->stop = v->stop;
 	e->pystop = v->pystop;
-	for (uint32_t i = 0; i < nips && !e->py; i++)
-		e->py = STK_PYWORD_IS(e->ips[i]);
+	e->py = has_python(e->ips, nips);
 	r->nused++;
 	return e;
 }
@@ -544,8 +552,12 @@ int rec_stacks__fill_walked(struct rec_stacks *r, const uint64_t *ips, uint32_t 
 	uint32_t flags = truncated(&e, r->maps->depth) ? CAP_STACK_F_TRUNCATED : 0;
 	int idx;
 
-	n = rec_python__frames(r->py, row->pid, ips, n, r->py_words);
-	idx = rec_stack_table__add(r->tab[1], r->py_words, n, flags);
+	if (has_python(ips, n)) {
+		/* a deferred event's walk: the Python lock taken only for a stack that needs it */
+		n = rec_python__frames(r->py, row->pid, ips, n, r->py_words);
+		ips = r->py_words;
+	}
+	idx = rec_stack_table__add(r->tab[1], ips, n, flags);
 	if (idx < 0)
 		return idx;
 	row->ustack = idx;
