@@ -646,12 +646,13 @@ __noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struc
 	if (!sc || !key || !r)
 		return false;	/* never: for the verifier */
 	/* the thread's Python frames go first: stkrec's walk splices them (record/unwind/) */
-	if (sc->py.stop != STK_PYSTOP_NONE && !send_chain(&sc->py)) {
-		defer_failed(sc, key);
-		return false;
-	}
-	if (sc->py.stop != STK_PYSTOP_NONE)
+	if (sc->py.stop != STK_PYSTOP_NONE) {
+		if (!send_chain(&sc->py)) {
+			defer_failed(sc, key);
+			return false;
+		}
 		py_note_chain(key->tgid, &sc->py, sc->py_seen, &sc->pyw);
+	}
 	slot = cpu * STK_NEST_MAX + sc->level;
 	d = bpf_map_lookup_elem(&defer_slots, &slot);
 	if (!d)
@@ -1255,18 +1256,19 @@ static __always_inline void inherit_tracing(__u32 ptgid, __u32 tgid)
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = BPF_CORE_READ(child, tgid);
+	__u32 tgid = BPF_CORE_READ(child, tgid), ptgid;
 	__u64 now = bpf_ktime_get_ns();
 	/* a vfork child's mm is its parent's: the image it runs until its exec */
 	struct stk_image image = { .ns = now, .mm = (__u64)BPF_CORE_READ(child, mm) };
 
 	if (tgid != BPF_CORE_READ(child, pid))
 		return 0;	/* a thread shares its process's image */
+	ptgid = BPF_CORE_READ(parent, tgid);
 	if (cfg_inherit)
-		inherit_tracing(BPF_CORE_READ(parent, tgid), tgid);
+		inherit_tracing(ptgid, tgid);
 	bpf_map_update_elem(&exec_ns, &tgid, &image, BPF_ANY);
 	if (cfg_unwind != STK_UNWIND_FP)
-		copy_parent_tables(BPF_CORE_READ(parent, tgid), tgid);
+		copy_parent_tables(ptgid, tgid);
 	/*
 	 * on_exit() forgot the pid's last owner already; only when its last events came after
 	 * that is the pid still in `seen`, maybe cached with the old stamp: forget it again. A
