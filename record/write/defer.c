@@ -480,11 +480,12 @@ int rec_defer__fd(const struct rec_defer *df)
 	return df ? df->ready_fd : -1;
 }
 
-/* Walk every record of blocks b, freeing each block once walked. 0 or the first error. */
-static int walk_blocks(struct rec_defer *df, struct block *b)
+/*
+ * Walk every record of blocks b, freeing each block once walked (all of them unwalked after an
+ * error, err's or the first one's). 0 or that error.
+ */
+static int walk_blocks(struct rec_defer *df, struct block *b, int err)
 {
-	int err = 0;
-
 	while (b) {
 		struct block *next = b->next;
 
@@ -524,9 +525,5 @@ int rec_defer__consume(struct rec_defer *df)
 	df->q.head = df->q.tail = NULL;
 	err = df->qerr;
 	pthread_mutex_unlock(&df->lock);
-	if (!err)
-		err = walk_blocks(df, taken);
-	else
-		free_blocks(taken);
-	return err;
+	return walk_blocks(df, taken, err);
 }
