@@ -170,11 +170,10 @@ static __always_inline void stat_add(__u32 stat)
 		*v += 1;
 }
 
-/* A struct stk_notify into ring (notify, or python.bpf.h's py_notify); false: it was full. */
-static __always_inline bool send_notify_to(void *ring, __u32 tgid, __u32 kind, __u64 addr,
-					   __u64 ts_ns, __u32 check)
+/* A struct stk_notify into the notify ring; false: it was full. */
+static __always_inline bool send_notify_at(__u32 tgid, __u32 kind, __u64 addr, __u64 ts_ns)
 {
-	struct stk_notify *n = bpf_ringbuf_reserve(ring, sizeof(*n), 0);
+	struct stk_notify *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
 
 	if (!n) {
 		stat_add(STK_STAT_NOTIFY_DROPPED);
@@ -184,15 +183,10 @@ static __always_inline bool send_notify_to(void *ring, __u32 tgid, __u32 kind, _
 	n->kind = kind;
 	n->addr = addr;
 	n->ts_ns = ts_ns;
-	n->check = check;
+	n->check = 0;	/* STK_NOTIFY_PYCODE's alone: python.bpf.h sends those itself */
 	n->pad = 0;
 	bpf_ringbuf_submit(n, 0);
 	return true;
-}
-
-static __always_inline bool send_notify_at(__u32 tgid, __u32 kind, __u64 addr, __u64 ts_ns)
-{
-	return send_notify_to(&notify, tgid, kind, addr, ts_ns, 0);
 }
 
 static __always_inline bool send_notify(__u32 tgid, __u32 kind, __u64 addr)
