@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 
 #include "base.h"
@@ -59,6 +60,33 @@ void rec_eventfd_signal(int fd)
 	ssize_t n = write(fd, &one, sizeof(one));
 
 	(void)n;	/* fails only with the counter at its maximum: the fd is readable anyway */
+}
+
+int rec_worker_start(struct rec_worker *w, void *(*fn)(void *), void *arg)
+{
+	int err;
+
+	w->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->stop_fd < 0)
+		return -errno;
+	err = rec_thread_start(&w->thread, fn, arg);
+	if (err) {
+		close(w->stop_fd);
+		*w = (struct rec_worker){ 0 };
+		return -err;
+	}
+	w->running = true;
+	return 0;
+}
+
+void rec_worker_stop(struct rec_worker *w)
+{
+	if (!w->running)
+		return;
+	rec_eventfd_signal(w->stop_fd);
+	pthread_join(w->thread, NULL);
+	close(w->stop_fd);
+	*w = (struct rec_worker){ 0 };
 }
 
 int rec_grow(void *arrayp, uint32_t n, uint32_t *cap, size_t sz, uint32_t first)

@@ -124,6 +124,20 @@ int rec_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 void rec_thread_urgent(void);
 /* Make eventfd fd readable (a wake-up, or a request to stop). */
 void rec_eventfd_signal(int fd);
+
+/*
+ * A helper thread that runs until it is asked to stop: its function polls stop_fd among its
+ * own fds and returns once that is readable. Zeroed: not running.
+ */
+struct rec_worker {
+	pthread_t thread;
+	int stop_fd;		/* eventfd: readable once rec_worker_stop() asks the thread to end */
+	bool running;
+};
+/* Start fn(arg) (rec_thread_start()) with w->stop_fd made first: 0 or -errno, nothing kept. */
+int rec_worker_start(struct rec_worker *w, void *(*fn)(void *), void *arg);
+/* Ask the thread to end, wait for it, close its fd; nothing for a worker not running. */
+void rec_worker_stop(struct rec_worker *w);
 /*
  * Room for element n of the array *arrayp (a pointer to the array pointer) of *cap elements of
  * sz bytes: doubles it when full, from first. 0, or -ENOMEM with the array unchanged.

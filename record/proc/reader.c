@@ -11,7 +11,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -20,9 +19,8 @@ struct rec_reader {
 	struct rec_probe *probe;
 	struct rec_mmaps *mmaps;	/* NULL: BPF's notifications only */
 	struct rec_procs *procs;
-	pthread_t thread;
+	struct rec_worker worker;	/* reader_main() */
 	pthread_mutex_t lock;
-	int stop_fd;		/* eventfd: readable once __stop asks the thread to end */
 };
 
 /*
@@ -57,7 +55,7 @@ static void *reader_main(void *arg)
 	struct pollfd pfd[3] = {
 		{ .fd = rec_probe__notify_fd(rd->probe), .events = POLLIN },
 		{ .fd = rec_mmaps__fd(rd->mmaps), .events = POLLIN },	/* -1: ignored */
-		{ .fd = rd->stop_fd, .events = POLLIN },
+		{ .fd = rd->worker.stop_fd, .events = POLLIN },
 	};
 
 	/* No timeout: a thread that woke to look at a flag cost a context switch ten times a second */
@@ -79,18 +77,12 @@ struct rec_reader *rec_reader__start(struct rec_probe *p, struct rec_mmaps *mm,
 	rd->probe = p;
 	rd->mmaps = mm;
 	rd->procs = ps;
-	rd->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (rd->stop_fd < 0) {
-		free(rd);
-		return NULL;
-	}
 	pthread_mutex_init(&rd->lock, NULL);
-	err = rec_thread_start(&rd->thread, reader_main, rd);
+	err = rec_worker_start(&rd->worker, reader_main, rd);
 	if (err) {
 		pthread_mutex_destroy(&rd->lock);
-		close(rd->stop_fd);
 		free(rd);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return rd;
@@ -120,9 +112,7 @@ void rec_reader__stop(struct rec_reader *rd)
 {
 	if (!rd)
 		return;
-	rec_eventfd_signal(rd->stop_fd);
-	pthread_join(rd->thread, NULL);
+	rec_worker_stop(&rd->worker);
 	pthread_mutex_destroy(&rd->lock);
-	close(rd->stop_fd);
 	free(rd);
 }

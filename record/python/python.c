@@ -25,7 +25,6 @@
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -242,9 +241,7 @@ struct rec_python {
 	/* rec_python__watch(): the thread reading BPF's notifications */
 	struct ring_buffer *rb;
 	pthread_mutex_t rb_lock;	/* rb's consumer: the thread, or rec_python__put() */
-	pthread_t thread;
-	bool watching;		/* the thread runs */
-	int stop_fd;		/* eventfd: readable once __unwatch asks the thread to end */
+	struct rec_worker worker;	/* watch_main() */
 	/* rec_python__exes(): BPF's map py_exes, and the executables looked at for it */
 	int exes_fd;
 	struct stk_pyexe_key exes[PY_EXES_MAX];
@@ -277,7 +274,6 @@ struct rec_python *rec_python__new(uint32_t max_codes)
 		return NULL;
 	pthread_mutex_init(&py->lock, NULL);
 	pthread_mutex_init(&py->rb_lock, NULL);
-	py->stop_fd = -1;
 	py->exes_fd = -1;
 	py->max = max_codes;
 	py->file = 1;
@@ -940,7 +936,7 @@ static void *watch_main(void *arg)
 	struct rec_python *py = arg;
 	struct pollfd pfd[2] = {
 		{ .fd = ring_buffer__epoll_fd(py->rb), .events = POLLIN },
-		{ .fd = py->stop_fd, .events = POLLIN },
+		{ .fd = py->worker.stop_fd, .events = POLLIN },
 	};
 
 	while (!(pfd[1].revents & POLLIN))
@@ -956,9 +952,7 @@ int rec_python__watch(struct rec_python *py, int ring_fd)
 	if (!py)
 		return 0;
 	py->rb = ring_buffer__new(ring_fd, on_code, py, NULL);
-	py->stop_fd = eventfd(0, EFD_CLOEXEC);
-	err = !py->rb || py->stop_fd < 0 ? -errno : -rec_thread_start(&py->thread, watch_main, py);
-	py->watching = !err;
+	err = !py->rb ? -errno : rec_worker_start(&py->worker, watch_main, py);
 	if (err)
 		rec_python__unwatch(py);
 	return err;
@@ -968,14 +962,7 @@ void rec_python__unwatch(struct rec_python *py)
 {
 	if (!py)
 		return;
-	if (py->watching) {
-		rec_eventfd_signal(py->stop_fd);
-		pthread_join(py->thread, NULL);
-		py->watching = false;
-	}
-	if (py->stop_fd >= 0)
-		close(py->stop_fd);
-	py->stop_fd = -1;
+	rec_worker_stop(&py->worker);
 	consume(py);	/* what came meanwhile */
 	pthread_mutex_lock(&py->rb_lock);
 	ring_buffer__free(py->rb);

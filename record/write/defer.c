@@ -79,9 +79,7 @@ struct queue {
 
 struct rec_defer {
 	struct ring_buffer *rb;
-	pthread_t thread;
-	bool started;
-	int stop_fd;		/* eventfd: readable once __free asks the thread to end */
+	struct rec_worker worker;	/* ring_main() */
 	int ready_fd;		/* eventfd: readable when records wait in the queue */
 	/* the ring's consumption and the queue: the thread fills it, the main thread takes it */
 	pthread_mutex_t lock;
@@ -372,7 +370,7 @@ static void *ring_main(void *arg)
 {
 	struct rec_defer *df = arg;
 	struct pollfd pfd[2] = {
-		{ .fd = df->stop_fd, .events = POLLIN },
+		{ .fd = df->worker.stop_fd, .events = POLLIN },
 		{ .fd = ring_buffer__epoll_fd(df->rb), .events = POLLIN },
 	};
 
@@ -427,21 +425,19 @@ struct rec_defer *rec_defer__new(const struct rec_maps *maps, struct rec_procs *
 	df->depth = maps->depth;
 	df->offcpu = maps->offcpu;
 	df->limit = defer_limit();
-	df->stop_fd = eventfd(0, EFD_CLOEXEC);
 	df->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	df->ips = calloc(maps->depth, sizeof(*df->ips));
 	df->rb = ring_buffer__new(maps->deferred_fd, on_record, df, NULL);
-	if (df->stop_fd < 0 || df->ready_fd < 0 || !df->ips || !df->rb) {
+	if (df->ready_fd < 0 || !df->ips || !df->rb) {
 		rec_defer__free(df);
 		return NULL;
 	}
-	err = rec_thread_start(&df->thread, ring_main, df);
+	err = rec_worker_start(&df->worker, ring_main, df);
 	if (err) {
 		rec_defer__free(df);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
-	df->started = true;
 	return df;
 }
 
@@ -459,15 +455,10 @@ void rec_defer__free(struct rec_defer *df)
 {
 	if (!df)
 		return;
-	if (df->started) {
-		rec_eventfd_signal(df->stop_fd);
-		pthread_join(df->thread, NULL);
-	}
+	rec_worker_stop(&df->worker);
 	ring_buffer__free(df->rb);
 	free_blocks(df->q.head);
 	tdestroy(df->blocked, free);
-	if (df->stop_fd >= 0)
-		close(df->stop_fd);
 	if (df->ready_fd >= 0)
 		close(df->ready_fd);
 	pthread_mutex_destroy(&df->lock);
