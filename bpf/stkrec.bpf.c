@@ -211,18 +211,17 @@ static __always_inline __u64 stack_hash_end(__u64 h, __u32 n, __u32 stop)
 #include "unwind.bpf.h"
 
 /*
- * Scratch space for the two stacks of an event, the walk and the walker's row hints: 18 KiB
- * (a per-CPU value may have 32), far over the 512-byte BPF stack. Uprobe programs run
- * preemptible and a perf-event sample can interrupt a program on its CPU, so one slot per CPU
- * is not enough: `nesting` hands out slots by depth of nesting. A deferred event is built in its
- * own slot of the same depth and CPU (defer_slots): with its 64 KiB of stack it does not fit
- * beside the rest, nor in a per-CPU value.
+ * Scratch space for the two stacks of an event and the walk: 24 KiB (a per-CPU value may
+ * have 32), far over the 512-byte BPF stack. Uprobe programs run preemptible and a perf-event
+ * sample can interrupt a program on its CPU, so one slot per CPU is not enough: `nesting` hands
+ * out slots by depth of nesting. A deferred event is built in its own slot of the same depth and
+ * CPU (defer_slots): with its 64 KiB of stack it does not fit beside the rest, nor in a per-CPU
+ * value.
  */
 
 struct scratch {
 	struct stk_stack k, u;
 	struct uwalk walk;	/* the user-stack walker's state (unwind.bpf.h) */
-	__u32 row_hints[UROW_HINTS];	/* the walker's, kept from walk to walk */
 	struct stk_pychain py;	/* the thread's Python frames (python.bpf.h), for the walk */
 	struct pywalk pyw;	/* their walk's state */
 	__u64 py_seen[PY_SEEN_HINTS];	/* code objects told to stkrec lately (py_note_code()) */
@@ -389,6 +388,14 @@ enum uregs_from {
 	UREGS_TASK,		/* the event is in the kernel: the task's saved user regs */
 };
 
+/* A perf-event sample that hit user mode (CPL 3 in cs). */
+static __always_inline bool sample_in_user(void *ctx, enum uregs_from from)
+{
+	struct bpf_perf_event_data *pe = ctx;
+
+	return from == UREGS_SAMPLE && (pe->regs.cs & 3);
+}
+
 /* The registers the walk starts from: the event's ctx, or the task's saved user registers. */
 static __always_inline void user_regs(void *ctx, enum uregs_from from, struct uregs *r)
 {
@@ -396,8 +403,7 @@ static __always_inline void user_regs(void *ctx, enum uregs_from from, struct ur
 	struct pt_regs *regs = ctx;
 	__u64 pc, sp, bp, di, bx, cx, orig_ax;
 
-	/* CPL 3 in cs: the sample hit user mode */
-	if (from == UREGS_SAMPLE && (pe->regs.cs & 3)) {
+	if (sample_in_user(ctx, from)) {
 		r->pc = pe->regs.ip;
 		r->sp = pe->regs.sp;
 		r->bp = pe->regs.bp;
@@ -467,7 +473,7 @@ __noinline __u64 walk_user(struct scratch *sc, const struct uregs *r, __u32 tgid
 {
 	if (!sc || !r)
 		return 0;
-	return walk_user_stack(tgid, r, entry, &sc->walk, sc->row_hints, &sc->u, &sc->py, &sc->pyw,
+	return walk_user_stack(tgid, r, entry, &sc->walk, sc->level, &sc->u, &sc->py, &sc->pyw,
 			       sc->py_seen);
 }
 
@@ -691,8 +697,9 @@ __noinline bool defer_event(struct scratch *sc, struct stk_key *key, const struc
 
 /*
  * The kernel stack into s: its hash, or 0 with *err set. kskip: frames of BPF machinery. from:
- * an event whose ctx holds user registers (uprobe, USDT) has no kernel stack, and the kernel
- * would tell so only after zeroing the whole buffer (80 ns an event): say it here.
+ * an event whose ctx holds user registers (uprobe, USDT), or a sample of user mode, has no
+ * kernel stack, and the kernel would tell so only after zeroing the whole buffer (80 ns an
+ * event) or, for the sample, after a helper call that finds nothing (0.3 us): say it here.
  */
 static __always_inline __u64 kernel_stack(void *ctx, enum uregs_from from, __u32 kskip,
 					  struct stk_stack *s, __s32 *err)
@@ -703,7 +710,7 @@ static __always_inline __u64 kernel_stack(void *ctx, enum uregs_from from, __u32
 		*err = STK_STACK_NOT_WANTED;
 		return 0;
 	}
-	if (from == UREGS_CTX) {
+	if (from == UREGS_CTX || sample_in_user(ctx, from)) {
 		*err = STK_STACK_NONE;
 		return 0;
 	}
@@ -786,20 +793,28 @@ static __always_inline __u64 key_digest(const struct stk_key *key)
 }
 
 /*
- * Add v to key's count. counts must be a map pointer the verifier knows (see count_in): always
- * inline, called with a constant map. fresh: room for a new entry's value (scratch, not the BPF
- * stack: 88 bytes).
+ * Add v to the count of key, whose digest is id, if counts holds it already: true then. counts
+ * must be a map pointer the verifier knows (see count_in): always inline, called with a constant
+ * map.
  */
-static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struct stk_key *key,
-				       __u64 v, struct stk_count *fresh)
+static __always_inline bool count_known(void *counts, __u64 id, __u64 v)
 {
-	__u64 id = key_digest(key);
 	struct stk_count *c = bpf_map_lookup_elem(counts, &id);
 
-	if (c) {
+	if (c)
 		__sync_fetch_and_add(&c->count, v);
-		return;
-	}
+	return c;
+}
+
+/*
+ * Count key, whose digest is id and which counts did not hold when looked up, v times. fresh:
+ * room for a new entry's value (scratch, not the BPF stack: 88 bytes).
+ */
+static __always_inline void count_new(void *counts, __u64 *nkeys_g, __u64 id,
+				      const struct stk_key *key, __u64 v, struct stk_count *fresh)
+{
+	struct stk_count *c;
+
 	fresh->count = v;
 	fresh->key = *key;
 	if (!bpf_map_update_elem(counts, &id, fresh, BPF_NOEXIST)) {
@@ -814,6 +829,16 @@ static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struc
 		stat_add(STK_STAT_COUNTS_FULL);
 }
 
+/* Add v to key's count: count_known(), else count_new(). */
+static __always_inline void counts_add(void *counts, __u64 *nkeys_g, const struct stk_key *key,
+				       __u64 v, struct stk_count *fresh)
+{
+	__u64 id = key_digest(key);
+
+	if (!count_known(counts, id, v))
+		count_new(counts, nkeys_g, id, key, v, fresh);
+}
+
 /*
  * Store both stacks and count the key in the maps of generation seq (g = seq & 1); false when
  * the event was deferred to user space instead (section 7 of docs/bpf.md). Always inline and
@@ -826,6 +851,16 @@ static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, stru
 {
 	__u32 g = seq & 1;
 
+	/*
+	 * A key counted in this generation already names stacks stored in it, by the event that
+	 * counted it first: count it without looking the stacks up. A profile repeats a sixth to
+	 * a half of its keys in an interval; a new key costs a second lookup (counts_add()), as
+	 * keeping the digest or the key's hashes for it took the stack bytes that made 6.1's
+	 * verifier refuse on_sample's calls (their stacks together over 512 bytes). snoop: the event
+	 * goes to the ring buffer, not to a count.
+	 */
+	if (!cfg_snoop && !walk_waits(sc) && count_known(counts, key_digest(key), 1))
+		return true;
 	if (sc->stored_seq != seq) {
 		sc->stored_seq = seq;
 		sc->stored[0] = sc->stored[1] = 0;
@@ -837,7 +872,7 @@ static __always_inline bool count_in(void *counts, void *stacks, __u32 seq, stru
 		return false;
 	store_stack_again(stacks, &nstacks[g], &key->ustack, &key->uerr, &sc->u,
 			  STK_STAT_USTACK_FULL, &sc->stored[1]);
-	if (!cfg_snoop)		/* snoop: the event goes to the ring buffer, not to a count */
+	if (!cfg_snoop)
 		counts_add(counts, &nkeys[g], key, 1, &sc->fresh);
 	return true;
 }

@@ -84,12 +84,6 @@ struct {
 #define SIGFRAME_RIP 168
 
 /*
- * The binary search over rows stops after these many halvings: the verifier needs a bound. 2^25
- * rows are 256 MiB of one table: more than any object has.
- */
-#define UROW_STEPS 25
-
-/*
  * An index into out->ips the verifier can see is in range. clang drops a mask it can prove
  * redundant (and folds our bounds checks into one compare of a copy, which 6.1's verifier does
  * not trace back to the index): the empty asm hides the value from clang, so the mask stays.
@@ -101,11 +95,15 @@ static __always_inline __u32 frame_index(__u32 n)
 }
 
 /*
- * The walk copies the top 1 KiB of the user stack once and reads the frames in it from the
- * copy: a bpf_probe_read_user() per frame cost about 50 ns (the fault-safe copy and hardened
- * usercopy's checks), most of a shallow stack's walk; the copy costs one.
+ * The walk copies the user stack a page at a time, from the event's sp to the end of its page
+ * and then each next page a frame needs, and reads the frames from the copy: a
+ * bpf_probe_read_user() costs about the same for 8 bytes as for a page (the call, the
+ * fault-safe copy's setup, the speculation barrier), and with a 1 KiB copy python3's walks
+ * still made 3.9 reads more each. A copy ends at its page's end: a page that is not there (past a
+ * stack's top) fails its own copy only.
  */
-#define UWIN_WORDS 128
+#define UWIN_PAGE 4096		/* x86-64's */
+#define UWIN_WORDS (UWIN_PAGE / 8)
 
 /*
  * The walk's state. It lives in the per-CPU scratch slot, not on the BPF stack: the verifier
@@ -137,67 +135,110 @@ struct uwalk {
 	bool py_met;		/* an interpreter activation was met */
 	__u32 stop;		/* enum stk_stop, set when the walk ends */
 	__u32 tgid;
-	bool found;		/* set by scan_step() */
 	bool waits;		/* stopped only because stkrec has not read a mapping yet */
 	bool exact;		/* pc is the interrupted instruction, not a return address */
 	bool syscall;		/* the leaf's pc follows a syscall instruction (walk_step()) */
 	bool entry;		/* the leaf is a function's first instruction (uprobe) */
 	bool guessed;		/* frame 1 is a guess a known mapping must confirm (leaf_guess()) */
-	__u64 win_base;		/* the user address of win[0]: the event's sp */
-	__u32 win_len;		/* bytes in win: sizeof(win), or 0 when that read failed */
-	__u64 win[UWIN_WORDS];	/* the top of the user stack (read_words()); not zeroed */
+	__u64 win_base;		/* the user address of win[0] */
+	__u32 win_len;		/* bytes in win, to the end of win_base's page; 0: none */
+	__u64 win[UWIN_WORDS];	/* a page of the user stack (read_words()); not zeroed */
 };
 
 /*
- * Rows found by earlier walks on this CPU, by a hash of (table, pc): a hint, checked before use
- * (find_urow()), so a stale or colliding one costs two row reads and nothing else. Most events
- * repeat the frames of earlier ones (a probe in a loop, a sampled program's outer frames), and a
- * binary search of libc's table takes 15 bpf_loop() steps: a quarter of a uprobe's walk.
+ * Rows found by earlier walks on this CPU, each with the pcs it covers: a cache of find_urow()
+ * by (table, pc / 16), checked before use. Most events repeat the frames of earlier ones (a
+ * probe in a loop, a sampled program's outer frames). A hit reads its entry alone; a row read
+ * from its chunk is a helper call (the chunks are inner maps of many sizes), and a binary
+ * search of libc's table reads 15. stkrec only adds tables (record/unwind/unwind.c), so a
+ * table's first row and chunk name it for the whole run: an entry is never stale. One cache
+ * per nesting depth: a program nested on the CPU would tear the entries of the one it
+ * interrupted.
  */
-#define UROW_HINTS 256
+#define UROW_HINTS 1024
+
+struct urow_hint {
+	__u32 table;		/* the table's first row in its chunk + 1; 0: empty */
+	__u32 chunk;
+	__u32 lo, end;		/* the row covers [lo, end); end 0: up to 2^32 (the last row) */
+	struct stk_urow row;
+};
+
+struct urow_cache {
+	struct urow_hint e[UROW_HINTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STK_NEST_MAX);
+	__type(key, __u32);
+	__type(value, struct urow_cache);
+} urow_caches SEC(".maps");
 
 /* What bpf_loop() hands each step: pointers only (they cannot live in a map value). */
 struct uwalk_ctx {
 	struct uwalk *w;
 	struct stk_stack *out;
 	struct stk_uproc *proc;
-	__u32 *hints;		/* [UROW_HINTS], in the per-CPU scratch slot */
+	struct urow_cache *cache;	/* the CPU's, at the walk's nesting depth */
 	const struct stk_pychain *chain;	/* the thread's Python frames, NULL: none */
 	__u64 *py_seen;		/* [PY_SEEN_HINTS]: code objects notified (py_note_code()) */
 };
 
-/* One mapping of the scan in find_umap(): is w->pc in mapping i? Called by bpf_loop(). */
-static long scan_step(__u32 i, void *ctx)
+/*
+ * a < b as 0 or 1 without a branch: the borrow out of a - b (Hacker's Delight 2-13). Not the
+ * sign of a - b: the vsyscall page's start is above 2^63, and a pc below it then read as above.
+ */
+static __always_inline __u64 below(__u64 a, __u64 b)
 {
-	struct uwalk_ctx *c = ctx;
-	struct uwalk *w = c->w;
-	const struct stk_umap *m = &c->proc->maps[i & (STK_MAX_UMAPS - 1)];
-
-	if (w->pc < m->start || w->pc >= m->end)
-		return 0;
-	w->m = *m;
-	w->found = true;
-	return 1;
+	return ((~a & b) | ((~a | b) & (a - b))) >> 63;
 }
 
 /*
- * Find the mapping w->pc is in and copy it to w->m. A scan by bpf_loop(), not an inline loop or
- * binary search: a mapping is reached by pointer arithmetic on the map value, so the verifier
- * tracks the index exactly, and an inline search multiplies its branch states past the
- * verifier's limit; a callback is verified once. Consecutive frames are mostly in the same
- * object, so the last mapping found (the copy) is tried first.
+ * Find the mapping w->pc is in and copy it to w->m. Consecutive frames are mostly in the same
+ * object, so the last mapping found (the copy) is tried first; else a binary search of the
+ * mappings (stkrec writes them sorted by start, not overlapping). The search has no branch: a
+ * bpf_loop() scan called back once per mapping passed, 10 a python3 walk, and where the
+ * SRSO mitigation is on (AMD Zen) each call's return is dear; a branch per halving would
+ * multiply the verifier's paths. UMAP_STEPS halvings take STK_MAX_UMAPS to one.
  */
+#define UMAP_STEPS 9
+_Static_assert(1 << UMAP_STEPS == STK_MAX_UMAPS, "a search of every mapping");
+
 static __always_inline bool find_umap(struct uwalk_ctx *c)
 {
+	const struct stk_uproc *p = c->proc;
 	struct uwalk *w = c->w;
-	__u32 n = c->proc->n;
+	const struct stk_umap *m;
+	__u32 base = 0, len = p->n, half, ge;
+	__u64 pc = w->pc;
 
-	if (w->pc >= w->m.start && w->pc < w->m.end)
+	if (pc >= w->m.start && pc < w->m.end)
 		return true;
-	w->found = false;
-	bpf_loop(n < STK_MAX_UMAPS ? n : STK_MAX_UMAPS, scan_step, c, 0);
-	return w->found;
+	if (!len)
+		return false;
+	if (len > STK_MAX_UMAPS)
+		len = STK_MAX_UMAPS;
+	for (int i = 0; i < UMAP_STEPS; i++) {
+		half = len / 2;
+		m = &p->maps[(base + half) & (STK_MAX_UMAPS - 1)];
+		ge = below(pc, m->start) ^ 1;
+		asm volatile("" : "+r"(ge));	/* clang would make a branch of the select */
+		base += half & -ge;
+		len -= half;
+	}
+	m = &p->maps[base & (STK_MAX_UMAPS - 1)];
+	if (pc < m->start || pc >= m->end)
+		return false;
+	w->m = *m;
+	return true;
 }
+
+/*
+ * The binary search over rows stops after these many halvings: the verifier needs a bound. 2^25
+ * rows are 256 MiB of one table: more than any object has.
+ */
+#define UROW_STEPS 25
 
 /* A binary search over one table's rows: the last row whose pc is <= rel is at lo. */
 struct usearch {
@@ -207,7 +248,11 @@ struct usearch {
 	__u32 rel;
 };
 
-/* One halving (bpf_loop(): a callback is verified once, an inline loop's paths multiply). */
+/*
+ * One halving (bpf_loop(): a callback is verified once, an inline loop's paths multiply, and
+ * inline, its state took the stack bytes that made 6.1's verifier refuse on_sample's calls,
+ * their stacks together over 512 bytes). The row cache spares most searches.
+ */
 static long urow_step(__u32 i, void *ctx)
 {
 	struct usearch *s = ctx;
@@ -229,58 +274,60 @@ static long urow_step(__u32 i, void *ctx)
 }
 
 /*
- * Row idx of the chunk if it is the one find_urow() would find for rel in m's table: its pc is
- * <= rel and it is the last row or the next row's is above. Rows are sorted, so that is exactly
- * the answer of the binary search, whatever wrote idx.
+ * Find the last row of m's table whose pc is <= rel and fill h with it and the pcs it covers:
+ * true, or false when rel is below the first row. The chunk's map pointer rides to the
+ * callback in the search state on the stack, where the verifier keeps its type.
  */
-static __always_inline const struct stk_urow *hinted_row(void *chunk, __u32 idx,
-							 const struct stk_umap *m, __u32 rel)
-{
-	const struct stk_urow *row, *next;
-	__u32 at = idx - m->first;	/* unsigned: an idx below first is out of range too */
-
-	if (at >= m->nrows)
-		return NULL;
-	row = bpf_map_lookup_elem(chunk, &idx);
-	if (!row || row->pc > rel)
-		return NULL;
-	if (at + 1 == m->nrows)
-		return row;
-	idx++;
-	next = bpf_map_lookup_elem(chunk, &idx);
-	return next && next->pc > rel ? row : NULL;
-}
-
-/*
- * The last row of m's table whose pc is <= rel, or NULL (below the first row): the CPU's hint
- * for rel when it holds, else a binary search, whose answer becomes the hint. The chunk is
- * looked up once per frame; the map pointer rides in the search state on the stack, where the
- * verifier keeps its type for the callback.
- */
-static __always_inline const struct stk_urow *find_urow(__u32 *hints, const struct stk_umap *m,
-							__u64 rel)
+static __always_inline bool search_urow(const struct stk_umap *m, __u32 rel, struct urow_hint *h)
 {
 	struct usearch s = { .lo = 0, .hi = m->nrows, .first = m->first, .rel = rel };
 	const struct stk_urow *row;
-	__u32 chunk = m->chunk, idx, slot;
+	__u32 chunk = m->chunk, idx;
 
-	if (rel >> 32)
-		return NULL;
 	/* stkrec fills a chunk before it writes a mapping naming it: none means no rows */
 	s.chunk = bpf_map_lookup_elem(&unwind_chunks, &chunk);
 	if (!s.chunk)
-		return NULL;
-	slot = ((__u32)rel ^ (__u32)(rel >> 7) ^ m->first) & (UROW_HINTS - 1);
-	row = hinted_row(s.chunk, hints[slot], m, rel);
-	if (row)
-		return row;
+		return false;
 	bpf_loop(UROW_STEPS, urow_step, &s, 0);
+	h->end = 0;
+	if (s.lo + 1 < m->nrows) {
+		idx = s.first + s.lo + 1;
+		row = bpf_map_lookup_elem(s.chunk, &idx);
+		if (!row)
+			return false;
+		h->end = row->pc;
+	}
 	idx = s.first + s.lo;
 	row = bpf_map_lookup_elem(s.chunk, &idx);
-	if (!row || row->pc > (__u32)rel)
+	if (!row || row->pc > rel)
+		return false;
+	h->lo = row->pc;
+	h->row = *row;
+	return true;
+}
+
+/*
+ * The last row of m's table whose pc is <= rel, or NULL (below the first row): from the CPU's
+ * cache when it holds it, else searched into the cache. cache: never NULL (a per-CPU array of
+ * STK_NEST_MAX), but the verifier must see it checked.
+ */
+static __always_inline const struct stk_urow *find_urow(struct urow_cache *cache,
+							const struct stk_umap *m, __u64 rel)
+{
+	struct urow_hint *h;
+
+	if ((rel >> 32) || !cache)
 		return NULL;
-	hints[slot] = idx;
-	return row;
+	h = &cache->e[(((__u32)rel >> 4) ^ (m->first * 0x9e3779b1u)) & (UROW_HINTS - 1)];
+	if (h->table == m->first + 1 && h->chunk == m->chunk &&
+	    (__u32)rel - h->lo < h->end - h->lo)
+		return &h->row;
+	h->table = 0;		/* emptied first: a failed search leaves no half of an entry */
+	if (!search_urow(m, rel, h))
+		return NULL;
+	h->chunk = m->chunk;
+	h->table = m->first + 1;
+	return &h->row;
 }
 
 /* The word at byte off of the copy (read_words() checked that it holds it). */
@@ -292,21 +339,48 @@ static __always_inline __u64 win_word(const struct uwalk *w, __u64 off)
 	return w->win[i & (UWIN_WORDS - 1)];
 }
 
-/*
- * Words (1 or 2, a constant) of the user stack at addr into dst: from the walk's copy when it
- * holds them, else read. 0 or a negative errno, as bpf_probe_read_user().
- */
-static __always_inline long read_words(const struct uwalk *w, __u64 *dst, __u32 words, __u64 addr)
+/* Copy the user stack from addr to the end of its page into w's window: 0 or a negative errno. */
+static __always_inline long fill_window(struct uwalk *w, __u64 addr)
+{
+	__u32 len = UWIN_PAGE - (addr & (UWIN_PAGE - 1));	/* 1 to UWIN_PAGE */
+	long err = bpf_probe_read_user(w->win, len, (void *)addr);
+
+	w->win_base = addr;
+	w->win_len = err ? 0 : len;
+	return err;
+}
+
+/* Does w's window hold the word at addr? */
+static __always_inline bool in_window(const struct uwalk *w, __u64 addr)
 {
 	__u64 off = addr - w->win_base;	/* huge when addr is below: out of the copy too */
 
-	if (!(off & 7) && off < w->win_len && off + words * 8 <= w->win_len) {
-		dst[0] = win_word(w, off);
-		if (words > 1)
-			dst[1] = win_word(w, off + 8);
-		return 0;
-	}
-	return bpf_probe_read_user(dst, words * 8, (void *)addr);
+	return !(off & 7) && off < w->win_len && off + 8 <= w->win_len;
+}
+
+/*
+ * The word of the user stack at addr into dst: from the walk's copy, which moves to addr's page
+ * when addr is above it (a walk goes up the stack), else read. 0 or a negative errno, as
+ * bpf_probe_read_user().
+ */
+static __always_inline long read_word(struct uwalk *w, __u64 *dst, __u64 addr)
+{
+	if (!in_window(w, addr) && !(addr & 7) && addr >= w->win_base + w->win_len)
+		fill_window(w, addr);
+	if (!in_window(w, addr))
+		return bpf_probe_read_user(dst, 8, (void *)addr);
+	*dst = win_word(w, addr - w->win_base);
+	return 0;
+}
+
+/* Words (1 or 2, a constant) at addr into dst, as read_word(): a pair may straddle two pages. */
+static __always_inline long read_words(struct uwalk *w, __u64 *dst, __u32 words, __u64 addr)
+{
+	long err = read_word(w, dst, addr);
+
+	if (!err && words > 1)
+		err = read_word(w, dst + 1, addr + 8);
+	return err;
 }
 
 static __always_inline long walk_end(struct uwalk *w, __u32 stop)
@@ -472,7 +546,7 @@ static __always_inline long signal_step(struct uwalk_ctx *c)
  * This frame's rbx into *bx: the event's, or the word where a callee frame saved it. 0, or a
  * negative errno: -ENOENT when a frame further in saved it where its row cannot say.
  */
-static __always_inline long frame_rbx(const struct uwalk *w, __u64 *bx)
+static __always_inline long frame_rbx(struct uwalk *w, __u64 *bx)
 {
 	if (w->bx_lost)
 		return -ENOENT;
@@ -666,7 +740,7 @@ static long walk_step(__u32 i, void *ctx)
 	 * in that call (its tracepoint; on 6.18 samples in restore_altstack() too) found no row,
 	 * and ended as a bad frame.
 	 */
-	row = find_urow(c->hints, &w->m,
+	row = find_urow(c->cache, &w->m,
 			(w->exact && !w->syscall ? w->pc : w->pc - 1) - w->m.bias);
 	if (!row)
 		return fp_step(w, STK_STOP_NO_CFI);
@@ -674,19 +748,19 @@ static long walk_step(__u32 i, void *ctx)
 }
 
 /*
- * Walk the user stack from the registers r into out, with w as scratch state and hints as the
- * CPU's row hints (UROW_HINTS of them). Returns the stack's hash; out->nr and out->stop are set.
+ * Walk the user stack from the registers r into out, with w as scratch state; level: the
+ * program's nesting depth on the CPU (its row cache). Returns the stack's hash; out->nr and
+ * out->stop are set.
  */
 static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, bool entry,
-					     struct uwalk *w, __u32 *hints, struct stk_stack *out,
+					     struct uwalk *w, __u32 level, struct stk_stack *out,
 					     struct stk_pychain *chain, struct pywalk *pw,
 					     __u64 *py_seen)
 {
-	struct uwalk_ctx c = { .w = w, .out = out, .hints = hints, .py_seen = py_seen };
+	struct uwalk_ctx c = { .w = w, .out = out, .py_seen = py_seen };
 	__u64 pc = r->pc;
 
 	__builtin_memset(w, 0, offsetof(struct uwalk, win));
-	w->win_base = r->sp;
 	w->pc = pc;
 	w->sp = r->sp;
 	w->bp = r->bp;
@@ -702,6 +776,7 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 	chain->nact = 0;
 	chain->stop = STK_PYSTOP_NONE;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	c.cache = bpf_map_lookup_elem(&urow_caches, &level);
 	if (c.proc) {
 		/* the Python frames first: the walk splices them where the interpreter runs */
 		if (cfg_python && c.proc->py.runtime) {
@@ -709,8 +784,7 @@ static __always_inline __u64 walk_user_stack(__u32 tgid, const struct uregs *r, 
 			c.chain = chain;
 		}
 		/* only a walk reads the copy: a process not read yet has its stack deferred */
-		if (!bpf_probe_read_user(w->win, sizeof(w->win), (void *)r->sp))
-			w->win_len = sizeof(w->win);
+		fill_window(w, r->sp);
 		bpf_loop(STK_MAX_DEPTH + 1, walk_step, &c, 0);
 	} else {
 		/* Not read yet (its first event notifies user space): the leaf alone. */
